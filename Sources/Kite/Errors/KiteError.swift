@@ -1,0 +1,185 @@
+import Foundation
+import HTTPTypes
+
+/// The one error type Kite reports.
+///
+/// Every failure, whether the URL did not parse, the connection was refused or the response failed
+/// validation, arrives as a `KiteError`. Its ``code`` says what kind of failure it was and can be
+/// compared; its ``description`` is one sentence that names the request and the facts:
+///
+/// ```swift
+/// do {
+///     _ = try await Session.default.request("http://127.0.0.1:8080/status/404")
+///         .validate()
+///         .serializingData()
+///         .value
+/// } catch {
+///     print(error.code == .responseValidationFailed)  // true
+///     print(error)  // GET http://127.0.0.1:8080/status/404 failed: response status 404 is not in 200..<300
+/// }
+/// ```
+///
+/// Two errors are equal when their codes are equal.
+public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What kind of failure this is.
+    public let code: Code
+
+    /// The facts of the failure, without the request, such as `response status 404 is not in 200..<300`.
+    public let message: String
+
+    /// The request that failed, as method and URL without credentials, when one was known.
+    public let request: RequestSummary?
+
+    /// The response head, when the server answered before the failure.
+    public let response: HTTPResponse?
+
+    /// Which timeout expired, for ``Code-swift.struct/timedOut`` errors.
+    public let timeout: TimeoutKind?
+
+    /// The error that caused this one, such as a `DecodingError` or the engine's error.
+    public let underlyingError: (any Error)?
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure this is.
+    ///   - message: The facts of the failure, without the request.
+    ///   - request: The request that failed.
+    ///   - response: The response head, when there was one.
+    ///   - timeout: Which timeout expired, for timeouts.
+    ///   - underlyingError: The error that caused this one.
+    public init(
+        code: Code,
+        message: String,
+        request: RequestSummary? = nil,
+        response: HTTPResponse? = nil,
+        timeout: TimeoutKind? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.request = request
+        self.response = response
+        self.timeout = timeout
+        self.underlyingError = underlyingError
+    }
+
+    /// One sentence a user can act on, such as
+    /// `GET http://host/x failed: response status 404 is not in 200..<300`.
+    public var description: String {
+        guard let request else { return "Request failed: \(self.message)" }
+        return "\(request) failed: \(self.message)"
+    }
+
+    /// The description, the code and the underlying error.
+    public var debugDescription: String {
+        var text = "KiteError(\(self.code)): \(self.description)"
+        if let underlyingError {
+            text += " [underlying: \(String(reflecting: underlyingError))]"
+        }
+        return text
+    }
+
+    public static func == (lhs: KiteError, rhs: KiteError) -> Bool {
+        lhs.code == rhs.code
+    }
+
+    /// The response status code, when there was a response.
+    public var responseStatusCode: Int? {
+        self.response?.status.code
+    }
+
+    /// A copy that names `request`, unless the error already names one.
+    func naming(_ request: RequestSummary?) -> KiteError {
+        guard self.request == nil, let request else { return self }
+        return KiteError(
+            code: self.code,
+            message: self.message,
+            request: request,
+            response: self.response,
+            timeout: self.timeout,
+            underlyingError: self.underlyingError
+        )
+    }
+
+    /// A copy that carries `response`, unless the error already carries one.
+    func carrying(_ response: HTTPResponse?) -> KiteError {
+        guard self.response == nil, let response else { return self }
+        return KiteError(
+            code: self.code,
+            message: self.message,
+            request: self.request,
+            response: response,
+            timeout: self.timeout,
+            underlyingError: self.underlyingError
+        )
+    }
+}
+
+extension KiteError {
+    /// The kind of a ``KiteError``.
+    ///
+    /// Codes are static members, so new ones can be added without breaking `switch`-free code:
+    ///
+    /// ```swift
+    /// if error.code == .timedOut { print(error.timeout as Any) }
+    /// ```
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        public var description: String { self.name }
+
+        /// The URL did not parse, is not `http` or `https`, has no host, or holds CR, LF or NUL.
+        public static let invalidURL = Code("invalidURL")
+        /// The request could not be built (an invalid method, an unsupported body).
+        public static let invalidRequest = Code("invalidRequest")
+        /// A header name or value holds CR, LF, NUL or is otherwise not valid HTTP.
+        public static let invalidHeader = Code("invalidHeader")
+        /// Parameters could not be encoded into the request.
+        public static let parameterEncodingFailed = Code("parameterEncodingFailed")
+        /// A request modifier or adapter failed.
+        public static let requestAdaptationFailed = Code("requestAdaptationFailed")
+        /// The connection could not be established (refused, unreachable, DNS failure).
+        public static let connectionFailed = Code("connectionFailed")
+        /// The connection failed after it was established (closed, reset, protocol error).
+        public static let connectionLost = Code("connectionLost")
+        /// The TLS handshake or certificate verification failed.
+        public static let tlsFailed = Code("tlsFailed")
+        /// A timeout expired; ``KiteError/timeout`` says which.
+        public static let timedOut = Code("timedOut")
+        /// The request was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The response failed a validator (status code, content type or a custom check).
+        public static let responseValidationFailed = Code("responseValidationFailed")
+        /// The response body could not be turned into the requested value.
+        public static let responseSerializationFailed = Code("responseSerializationFailed")
+        /// The response body could not be decompressed, or it inflated past the configured limit.
+        public static let decompressionFailed = Code("decompressionFailed")
+        /// More redirects than allowed, or a redirect cycle.
+        public static let tooManyRedirects = Code("tooManyRedirects")
+        /// The session was shut down before the request was sent.
+        public static let sessionShutDown = Code("sessionShutDown")
+    }
+
+    /// Which of a request's timeouts expired.
+    public enum TimeoutKind: String, Sendable, Hashable, CustomStringConvertible {
+        /// Establishing the connection (TCP and TLS) took too long.
+        case connect
+        /// The server sent nothing for too long while the response was awaited or read.
+        case idleRead
+        /// The whole request, from start to the last body byte, took too long.
+        case total
+
+        public var description: String {
+            switch self {
+            case .connect: "connect"
+            case .idleRead: "idle-read"
+            case .total: "total"
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import Kite
+import ArgumentParser
+print("hi")

@@ -1,0 +1,2 @@
+import Testing
+@Test func serverPlaceholder() { #expect(Bool(true)) }

@@ -157,6 +157,8 @@ extension KiteError {
         public static let responseValidationFailed = Code("responseValidationFailed")
         /// The response body could not be turned into the requested value.
         public static let responseSerializationFailed = Code("responseSerializationFailed")
+        /// The server's response is not valid HTTP.
+        public static let invalidResponse = Code("invalidResponse")
         /// The response body could not be decompressed, or it inflated past the configured limit.
         public static let decompressionFailed = Code("decompressionFailed")
         /// More redirects than allowed, or a redirect cycle.

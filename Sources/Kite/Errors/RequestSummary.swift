@@ -60,7 +60,8 @@ public struct RequestSummary: Sendable, Hashable, CustomStringConvertible {
         )
         guard let schemeEnd = printable.range(of: "://") else { return printable }
         let afterScheme = printable[schemeEnd.upperBound...]
-        let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        let authorityEnd =
+            afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
         guard let at = authority.lastIndex(of: "@") else { return printable }
         return String(printable[..<schemeEnd.upperBound]) + String(printable[printable.index(after: at)...])

@@ -71,7 +71,8 @@ extension URLRequest {
         if self.httpBodyStream != nil {
             throw KiteError(
                 code: .invalidRequest,
-                message: "URLRequest.httpBodyStream is not supported; send the stream with session.upload(_:length:to:)",
+                message:
+                    "URLRequest.httpBodyStream is not supported; send the stream with session.upload(_:length:to:)",
                 request: summary
             )
         }

@@ -1,0 +1,227 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+
+extension AHCTransport {
+    /// The engine's error as a ``KiteError`` whose message a user can act on; the engine error is
+    /// kept as the underlying error, never printed.
+    func kiteError(from error: any Error) -> KiteError {
+        if let error = error as? KiteError {
+            return error
+        }
+        if error is CancellationError {
+            return KiteError(code: .cancelled, message: "the request was cancelled", underlyingError: error)
+        }
+        if let error = error as? HTTPClientError {
+            return self.kiteError(fromClientError: error)
+        }
+        if let error = error as? NIOConnectionError {
+            return KiteError(
+                code: .connectionFailed,
+                message: "could not connect to \(error.host):\(error.port): \(Self.connectionFailureReason(error))",
+                underlyingError: error
+            )
+        }
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return KiteError(
+                code: .tlsFailed,
+                message: "the TLS handshake failed (\(Self.tlsFailureReason(error)))",
+                underlyingError: error
+            )
+        }
+        if let error = error as? NIOHTTPDecompression.DecompressionError {
+            let reason =
+                switch error {
+                case .limit: "the body inflated past the configured decompression limit"
+                default: "the body is not valid gzip or deflate data"
+                }
+            return KiteError(code: .decompressionFailed, message: reason, underlyingError: error)
+        }
+        if error is NIOHTTPDecompression.ExtraDecompressionError {
+            return KiteError(
+                code: .decompressionFailed,
+                message: "the body is not valid gzip or deflate data",
+                underlyingError: error
+            )
+        }
+        if let error = error as? ChannelError {
+            switch error {
+            case .connectTimeout(let amount):
+                return self.timeout(.connect, configured: .nanoseconds(amount.nanoseconds), underlying: error)
+            case .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed, .eof:
+                return KiteError(
+                    code: .connectionLost,
+                    message: "the connection closed before the response was complete",
+                    underlyingError: error
+                )
+            default:
+                break
+            }
+        }
+        if let error = error as? IOError {
+            return Self.kiteError(fromErrno: error.errnoCode, underlying: error)
+        }
+        if error is HTTPParserError {
+            return KiteError(
+                code: .invalidResponse,
+                message: "the server's response is not valid HTTP",
+                underlyingError: error
+            )
+        }
+        if error is NIOTooManyBytesError {
+            return KiteError(
+                code: .invalidResponse,
+                message: "the response is larger than allowed",
+                underlyingError: error
+            )
+        }
+        return KiteError(
+            code: .connectionLost,
+            message: "the exchange failed (\(type(of: error)))",
+            underlyingError: error
+        )
+    }
+
+    private func kiteError(fromClientError error: HTTPClientError) -> KiteError {
+        switch error {
+        case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+            return self.timeout(.connect, configured: self.timeouts.connect, underlying: error)
+        case .readTimeout:
+            return self.timeout(.idleRead, configured: self.timeouts.idleRead, underlying: error)
+        case .deadlineExceeded:
+            return KiteError(
+                code: .timedOut,
+                message: "the total timeout expired",
+                timeout: .total,
+                underlyingError: error
+            )
+        case .cancelled, .requestStreamCancelled:
+            return KiteError(code: .cancelled, message: "the request was cancelled", underlyingError: error)
+        case .redirectLimitReached:
+            return KiteError(
+                code: .tooManyRedirects,
+                message: "the server redirected more than the allowed number of times",
+                underlyingError: error
+            )
+        case .redirectCycleDetected:
+            return KiteError(
+                code: .tooManyRedirects,
+                message: "the server's redirects form a cycle",
+                underlyingError: error
+            )
+        case .remoteConnectionClosed:
+            return KiteError(
+                code: .connectionLost,
+                message: "the server closed the connection before the response was complete",
+                underlyingError: error
+            )
+        case .alreadyShutdown:
+            return KiteError(code: .sessionShutDown, message: "the session was shut down", underlyingError: error)
+        case .invalidURL, .emptyHost, .emptyScheme:
+            return KiteError(code: .invalidURL, message: "the URL is not valid", underlyingError: error)
+        case .bodyLengthMismatch:
+            return KiteError(
+                code: .invalidRequest,
+                message: "the request body's length differs from its declared Content-Length",
+                underlyingError: error
+            )
+        case .traceRequestWithBody:
+            return KiteError(
+                code: .invalidRequest,
+                message: "a TRACE request cannot have a body",
+                underlyingError: error
+            )
+        default:
+            if error.shortDescription.lowercased().contains("header") {
+                return KiteError(code: .invalidHeader, message: "a header is not valid", underlyingError: error)
+            }
+            return KiteError(
+                code: .connectionLost,
+                message: "the exchange failed (\(error.shortDescription))",
+                underlyingError: error
+            )
+        }
+    }
+
+    private func timeout(_ kind: KiteError.TimeoutKind, configured: Duration?, underlying: any Error) -> KiteError {
+        let amount = configured.map { " (\($0.kiteDescription))" } ?? ""
+        let what =
+            switch kind {
+            case .connect: "the connect timeout\(amount) expired before the connection was established"
+            case .idleRead: "the idle-read timeout\(amount) expired: the server sent nothing for that long"
+            case .total: "the total timeout\(amount) expired"
+            }
+        return KiteError(code: .timedOut, message: what, timeout: kind, underlyingError: underlying)
+    }
+
+    private static func connectionFailureReason(_ error: NIOConnectionError) -> String {
+        if error.dnsAError != nil || error.dnsAAAAError != nil {
+            return "the host name could not be resolved"
+        }
+        if let errno = error.connectionErrors.lazy.compactMap({ ($0.error as? IOError)?.errnoCode }).first {
+            return Self.describe(errno: errno)
+        }
+        return "no address accepted the connection"
+    }
+
+    private static func kiteError(fromErrno errno: CInt, underlying: any Error) -> KiteError {
+        switch errno {
+        case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
+            return KiteError(code: .connectionFailed, message: Self.describe(errno: errno), underlyingError: underlying)
+        default:
+            return KiteError(
+                code: .connectionLost,
+                message: "the connection failed: \(Self.describe(errno: errno))",
+                underlyingError: underlying
+            )
+        }
+    }
+
+    private static func describe(errno: CInt) -> String {
+        switch errno {
+        case ECONNREFUSED: "connection refused"
+        case ECONNRESET: "connection reset by the server"
+        case EHOSTUNREACH: "host unreachable"
+        case ENETUNREACH: "network unreachable"
+        case ETIMEDOUT: "connection timed out"
+        case EPIPE: "broken pipe"
+        default: String(cString: strerror(errno)).lowercased()
+        }
+    }
+
+    private static func tlsFailureReason(_ error: any Error) -> String {
+        if let error = error as? NIOSSLError {
+            switch error {
+            case .handshakeFailed: return "certificate verification or negotiation failed"
+            case .unableToValidateCertificate: return "the server certificate could not be validated"
+            case .uncleanShutdown: return "the server closed the TLS connection uncleanly"
+            default: return "TLS error"
+            }
+        }
+        if error is BoringSSLError {
+            return "the TLS library rejected the connection"
+        }
+        return "TLS error"
+    }
+}
+
+extension Duration {
+    /// A short human form: `10 s`, `1.5 s`, `250 ms`.
+    var kiteDescription: String {
+        let (seconds, attoseconds) = self.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds % 1000 == 0 {
+            return "\(milliseconds / 1000) s"
+        }
+        if milliseconds < 1000 {
+            return "\(milliseconds) ms"
+        }
+        let text = String(format: "%.3f", Double(milliseconds) / 1000)
+        let trimmed = text.replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression)
+        return "\(trimmed) s"
+    }
+}

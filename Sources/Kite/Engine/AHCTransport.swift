@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
+final class AHCTransport: Transport {
+    private let client: HTTPClient
+    private let canShutDown: Bool
+    let timeouts: Session.Timeouts
+
+    /// The engine of `Session.default`: created once, never shut down.
+    static let shared = AHCTransport(configuration: Session.Configuration(), canShutDown: false)
+
+    init(configuration: Session.Configuration, canShutDown: Bool) {
+        var config = HTTPClient.Configuration()
+        config.timeout = HTTPClient.Configuration.Timeout(
+            connect: TimeAmount(configuration.timeouts.connect),
+            read: configuration.timeouts.idleRead.map { TimeAmount($0) }
+        )
+        if configuration.maximumRedirects > 0 {
+            config.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
+        } else {
+            config.redirectConfiguration = .disallow
+        }
+        switch configuration.decompression {
+        case .disabled:
+            config.decompression = .disabled
+        case .enabled(let maximumRatio):
+            config.decompression = .enabled(limit: .ratio(max(1, maximumRatio)))
+        }
+        // Fail fast on refused connections instead of retrying until the connect timeout.
+        config.connectionPool.retryConnectionEstablishment = false
+        config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
+            1,
+            configuration.maximumConnectionsPerHost
+        )
+        config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
+        config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
+        self.client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: config)
+        self.canShutDown = canShutDown
+        self.timeouts = configuration.timeouts
+    }
+
+    func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
+        let head = request.head
+        var outgoing = HTTPClientRequest(
+            url: "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
+        )
+        outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(head.headerFields.count)
+        for field in head.headerFields {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        outgoing.headers = headers
+        switch request.body {
+        case .none:
+            break
+        case .bytes(let buffer):
+            outgoing.body = .bytes(buffer)
+        case .stream(let length, let makeChunks):
+            outgoing.body = .stream(makeChunks(), length: length.map { .known($0) } ?? .unknown)
+        }
+        let deadline: NIODeadline
+        if let end = request.deadline {
+            deadline = .now() + TimeAmount(ContinuousClock.now.duration(to: end))
+        } else {
+            deadline = .distantFuture
+        }
+
+        let response: HTTPClientResponse
+        do {
+            response = try await self.client.execute(outgoing, deadline: deadline)
+        } catch {
+            throw self.kiteError(from: error)
+        }
+        guard (0...999).contains(response.status.code) else {
+            throw KiteError(code: .invalidResponse, message: "the response status \(response.status.code) is not valid")
+        }
+        var fields = HTTPFields()
+        fields.reserveCapacity(response.headers.count)
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) {
+                fields.append(HTTPField(name: fieldName, value: value))
+            }
+        }
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        let body = response.body
+        let chunks = ByteChunks(makeNext: { [self] in
+            var iterator = body.makeAsyncIterator()
+            return { () async throws -> ByteBuffer? in
+                do {
+                    return try await iterator.next()
+                } catch {
+                    throw self.kiteError(from: error)
+                }
+            }
+        })
+        return TransportResponse(
+            head: HTTPResponse(status: status, headerFields: fields),
+            url: response.url,
+            redirectCount: max(0, response.history.count - 1),
+            body: chunks
+        )
+    }
+
+    func shutdown() async throws(KiteError) {
+        guard self.canShutDown else { return }
+        do {
+            try await self.client.shutdown()
+        } catch let error as HTTPClientError where error == .alreadyShutdown {
+            return
+        } catch {
+            throw KiteError(
+                code: .sessionShutDown,
+                message: "the session's connections could not be shut down cleanly",
+                underlyingError: error
+            )
+        }
+    }
+
+    func shutdownInBackground() {
+        guard self.canShutDown else { return }
+        self.client.shutdown(queue: .global()) { _ in }
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if nanoseconds.overflow {
+            self = .nanoseconds(seconds < 0 ? Int64.min : Int64.max)
+        } else {
+            self = .nanoseconds(nanoseconds.partialValue &+ attoseconds / 1_000_000_000)
+        }
+    }
+}

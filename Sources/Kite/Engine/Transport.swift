@@ -1,0 +1,88 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// The engine under the pipeline: sends one request head and body, returns the response head and a
+/// body stream. ``AHCTransport`` is the only implementation that talks to the network.
+///
+/// Transports report failures as ``KiteError`` (without the request summary, which the pipeline
+/// adds); cancellation of the calling task cancels the exchange.
+protocol Transport: Sendable {
+    func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse
+    func shutdown() async throws(KiteError)
+    /// Starts shutting down without waiting, for sessions released without `shutdown()`.
+    func shutdownInBackground()
+}
+
+/// What the pipeline hands the engine.
+struct TransportRequest: Sendable {
+    var head: HTTPRequest
+    var body: TransportRequestBody?
+    /// When the whole exchange must be over.
+    var deadline: ContinuousClock.Instant?
+}
+
+/// A request body as the engine pulls it.
+enum TransportRequestBody: Sendable {
+    /// A body already in memory.
+    case bytes(ByteBuffer)
+    /// A body produced chunk by chunk; `makeChunks` is called again for every attempt.
+    case stream(length: Int64?, makeChunks: @Sendable () -> ByteChunks)
+
+    var length: Int64? {
+        switch self {
+        case .bytes(let buffer): Int64(buffer.readableBytes)
+        case .stream(let length, _): length
+        }
+    }
+}
+
+/// What the engine returns once the response head has arrived.
+struct TransportResponse: Sendable {
+    var head: HTTPResponse
+    /// The URL that answered, after any redirects the engine followed.
+    var url: URL?
+    /// How many redirects the engine followed.
+    var redirectCount: Int
+    var body: ByteChunks
+}
+
+/// A one-pass stream of byte chunks behind a closure: the type-erased form of a request or
+/// response body.
+struct ByteChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    private let makeNext: @Sendable () -> (() async throws -> ByteBuffer?)
+
+    init(makeNext: @escaping @Sendable () -> (() async throws -> ByteBuffer?)) {
+        self.makeNext = makeNext
+    }
+
+    /// Wraps any sendable sequence of byte buffers.
+    init<Base: AsyncSequence & Sendable>(_ base: Base) where Base.Element == ByteBuffer {
+        self.makeNext = {
+            var iterator = base.makeAsyncIterator()
+            return { try await iterator.next() }
+        }
+    }
+
+    /// A stream of the given chunks, for bodies already in memory.
+    init(chunks: [ByteBuffer]) {
+        self.makeNext = {
+            var iterator = chunks.makeIterator()
+            return { iterator.next() }
+        }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let nextChunk: () async throws -> ByteBuffer?
+
+        mutating func next() async throws -> ByteBuffer? {
+            try await self.nextChunk()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(nextChunk: self.makeNext())
+    }
+}

@@ -1,0 +1,159 @@
+/// The lifecycle of one request as a plain value: no I/O, no locks.
+///
+/// The owner keeps it in a lock, feeds it events and performs the returned action after unlocking
+/// (the pattern of async-http-client's `Transaction`). It is generic so tests can drive it with
+/// plain values: `Waiter` is what the pipeline parks while suspended, `Handler` a response handler,
+/// `Outcome` the request's final result.
+struct RequestStateMachine<Waiter, Handler, Outcome> {
+    private(set) var state: RequestState = .initialized
+    private(set) var pipelineStarted = false
+    private(set) var outcome: Outcome?
+    private var waiters: [Waiter] = []
+    private var handlers: [Handler] = []
+
+    var pendingHandlerCount: Int { self.handlers.count }
+    var parkedWaiterCount: Int { self.waiters.count }
+
+    enum ResumeAction {
+        /// Start the pipeline (first resume).
+        case startPipeline
+        /// Let the parked pipeline continue.
+        case resumeWaiters([Waiter])
+        case none
+    }
+
+    enum CancelAction {
+        /// Cancel the running pipeline and wake its parked waiters with cancellation; the pipeline
+        /// reports the outcome when it has stopped.
+        case cancelPipeline(waiters: [Waiter])
+        /// The pipeline never ran: deliver this outcome to these handlers now.
+        case deliver([Handler], Outcome)
+        case none
+    }
+
+    enum WaitAction: Equatable {
+        /// Running: go on.
+        case proceed
+        /// Suspended: the waiter is parked until resume or cancel.
+        case parked
+        /// Cancelled: stop.
+        case cancelled
+    }
+
+    enum AddHandlerAction {
+        /// Stored; it runs when the request finishes.
+        case queued
+        /// Stored, and the pipeline must be started now.
+        case queuedAndStartPipeline
+        /// The request is over: run the handler with this outcome now.
+        case runNow(Handler, Outcome)
+    }
+
+    mutating func resume() -> ResumeAction {
+        switch self.state {
+        case .initialized:
+            self.state = .resumed
+            self.pipelineStarted = true
+            return .startPipeline
+        case .suspended:
+            self.state = .resumed
+            if !self.pipelineStarted {
+                self.pipelineStarted = true
+                return .startPipeline
+            }
+            let waiters = self.waiters
+            self.waiters = []
+            return .resumeWaiters(waiters)
+        case .resumed, .cancelled, .finished:
+            return .none
+        }
+    }
+
+    /// - Returns: Whether the state changed.
+    mutating func suspend() -> Bool {
+        switch self.state {
+        case .initialized, .resumed:
+            self.state = .suspended
+            return true
+        case .suspended, .cancelled, .finished:
+            return false
+        }
+    }
+
+    mutating func cancel(outcomeIfNotStarted: () -> Outcome) -> CancelAction {
+        switch self.state {
+        case .initialized, .resumed, .suspended:
+            self.state = .cancelled
+            if self.pipelineStarted {
+                let waiters = self.waiters
+                self.waiters = []
+                return .cancelPipeline(waiters: waiters)
+            }
+            let outcome = outcomeIfNotStarted()
+            self.outcome = outcome
+            let handlers = self.handlers
+            self.handlers = []
+            return .deliver(handlers, outcome)
+        case .cancelled, .finished:
+            return .none
+        }
+    }
+
+    mutating func waitIfSuspended(_ waiter: Waiter) -> WaitAction {
+        switch self.state {
+        case .resumed:
+            return .proceed
+        case .suspended:
+            self.waiters.append(waiter)
+            return .parked
+        case .cancelled:
+            return .cancelled
+        case .initialized, .finished:
+            preconditionFailure("the pipeline runs only between resume and finish, not in state \(self.state)")
+        }
+    }
+
+    /// The pipeline is done; returns the handlers to run with `outcome`.
+    mutating func finish(with outcome: Outcome) -> [Handler] {
+        switch self.state {
+        case .resumed, .suspended:
+            self.state = .finished
+        case .cancelled:
+            break
+        case .initialized, .finished:
+            preconditionFailure("finish(with:) without a running pipeline, in state \(self.state)")
+        }
+        precondition(self.outcome == nil, "the pipeline finished twice")
+        self.outcome = outcome
+        let handlers = self.handlers
+        self.handlers = []
+        return handlers
+    }
+
+    /// Takes the parked waiters without changing state, so an aborting pipeline can wake them.
+    mutating func takeWaiters() -> [Waiter] {
+        let waiters = self.waiters
+        self.waiters = []
+        return waiters
+    }
+
+    /// Changes the stored outcome of a request that is over (a validator added after it finished).
+    mutating func updateOutcome(_ update: (inout Outcome) -> Void) {
+        guard var outcome = self.outcome else { return }
+        update(&outcome)
+        self.outcome = outcome
+    }
+
+    mutating func addHandler(_ handler: Handler, startImmediately: Bool) -> AddHandlerAction {
+        if let outcome = self.outcome {
+            return .runNow(handler, outcome)
+        }
+        self.handlers.append(handler)
+        if startImmediately, self.state == .initialized {
+            self.state = .resumed
+            self.pipelineStarted = true
+            return .queuedAndStartPipeline
+        }
+        return .queued
+    }
+}

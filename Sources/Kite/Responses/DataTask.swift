@@ -1,0 +1,103 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The async handle of a serialized response: await its ``value``, ``result`` or ``response``.
+///
+/// Cancelling the task that awaits cancels the request (unless it was made with
+/// `automaticallyCancelling: false`).
+///
+/// ```swift
+/// let task = session.request("http://127.0.0.1:8080/get").serializingDecodable(Echo.self)
+/// let echo = try await task.value          // throws KiteError
+/// let response = await task.response       // never throws; the whole DataResponse
+/// ```
+public struct DataTask<Value: Sendable>: Sendable {
+    /// The request being serialized.
+    public let request: DataRequest
+    private let promise: Promise<DataResponse<Value, KiteError>>
+    private let automaticallyCancelling: Bool
+
+    init(request: DataRequest, promise: Promise<DataResponse<Value, KiteError>>, automaticallyCancelling: Bool) {
+        self.request = request
+        self.promise = promise
+        self.automaticallyCancelling = automaticallyCancelling
+    }
+
+    /// The whole response, once the request is over and serialized.
+    public var response: DataResponse<Value, KiteError> {
+        get async {
+            guard self.automaticallyCancelling else { return await self.promise.value }
+            let request = self.request
+            return await withTaskCancellationHandler {
+                await self.promise.value
+            } onCancel: {
+                request.cancel()
+            }
+        }
+    }
+
+    /// The serialized value or the error.
+    public var result: Result<Value, KiteError> {
+        get async { await self.response.result }
+    }
+
+    /// The serialized value.
+    ///
+    /// - Throws: ``KiteError`` when the request, validation or serialization failed.
+    public var value: Value {
+        get async throws(KiteError) { try await self.result.get() }
+    }
+
+    /// Cancels the request.
+    public func cancel() {
+        self.request.cancel()
+    }
+
+    /// Resumes the request.
+    public func resume() {
+        self.request.resume()
+    }
+
+    /// Suspends the request.
+    public func suspend() {
+        self.request.suspend()
+    }
+}
+
+/// A value that arrives once, awaited by any number of tasks.
+final class Promise<Value: Sendable>: Sendable {
+    private enum State {
+        case pending([CheckedContinuation<Value, Never>])
+        case fulfilled(Value)
+    }
+
+    private let state = NIOLockedValueBox(State.pending([]))
+
+    func fulfill(_ value: Value) {
+        let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Value, Never>] in
+            guard case .pending(let waiters) = state else { return [] }
+            state = .fulfilled(value)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: value) }
+    }
+
+    var value: Value {
+        get async {
+            if case .fulfilled(let value) = self.state.withLockedValue({ $0 }) { return value }
+            return await withCheckedContinuation { continuation in
+                let ready = self.state.withLockedValue { state -> Value? in
+                    switch state {
+                    case .pending(var waiters):
+                        waiters.append(continuation)
+                        state = .pending(waiters)
+                        return nil
+                    case .fulfilled(let value):
+                        return value
+                    }
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

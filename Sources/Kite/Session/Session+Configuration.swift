@@ -1,0 +1,93 @@
+import Foundation
+import HTTPTypes
+
+extension Session {
+    /// How a ``Session`` sends requests: timeouts, default headers, redirects, decompression.
+    ///
+    /// ```swift
+    /// var configuration = Session.Configuration()
+    /// configuration.timeouts.connect = .seconds(5)
+    /// configuration.timeouts.total = .seconds(30)
+    /// configuration.headers[.authorization] = "Bearer token"
+    /// let session = Session(configuration: configuration)
+    /// defer { Task { try await session.shutdown() } }
+    /// ```
+    public struct Configuration: Sendable {
+        /// Connect, idle-read and total timeouts.
+        public var timeouts = Timeouts()
+
+        /// Header fields sent on every request that does not set the same field. Starts with
+        /// `Accept-Language` and `User-Agent` (see ``HTTPFields/kiteDefaults``); `Accept-Encoding` is
+        /// added when decompression is on.
+        public var headers: HTTPFields = .kiteDefaults
+
+        /// Whether a request starts when its first response handler or `serializing…` call is
+        /// attached. When `false`, call `resume()`.
+        public var startRequestsImmediately = true
+
+        /// Whether gzip and deflate response bodies are decoded, and the largest inflation ratio allowed.
+        public var decompression = Decompression.enabled(maximumRatio: 100)
+
+        /// How many redirects are followed before the request fails with `tooManyRedirects`;
+        /// `0` does not follow redirects. Redirect cycles always fail.
+        public var maximumRedirects = 10
+
+        /// Which HTTP versions may be used. HTTP/2 is only negotiated over TLS.
+        public var httpVersion = HTTPVersionPolicy.automatic
+
+        /// How many HTTP/1.1 connections are kept per host.
+        public var maximumConnectionsPerHost = 8
+
+        /// How long an unused connection stays open for reuse.
+        public var connectionIdleTimeout = Duration.seconds(60)
+
+        /// The default configuration.
+        public static var `default`: Configuration { Configuration() }
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// A request's three timeouts; each failure says which one expired.
+    public struct Timeouts: Sendable, Hashable {
+        /// How long establishing a connection (TCP and TLS) may take. Default 10 s.
+        public var connect: Duration
+
+        /// How long the server may send nothing while a response is awaited or read. Default 60 s;
+        /// `nil` waits forever. A request suspended for longer than this fails with this timeout.
+        public var idleRead: Duration?
+
+        /// How long the whole request may take, from start to the last body byte, including time
+        /// spent suspended. Default `nil` (no limit); a request's ``RequestDraft/timeout`` overrides it.
+        public var total: Duration?
+
+        /// Creates timeouts.
+        ///
+        /// - Parameters:
+        ///   - connect: The connect timeout.
+        ///   - idleRead: The idle-read timeout, or `nil`.
+        ///   - total: The total timeout, or `nil`.
+        public init(connect: Duration = .seconds(10), idleRead: Duration? = .seconds(60), total: Duration? = nil) {
+            self.connect = connect
+            self.idleRead = idleRead
+            self.total = total
+        }
+    }
+
+    /// Whether compressed response bodies are decoded.
+    public enum Decompression: Sendable, Hashable {
+        /// Bodies are delivered as sent, and no `Accept-Encoding` is added.
+        case disabled
+        /// gzip and deflate bodies are decoded; a body that inflates more than `maximumRatio` times
+        /// its compressed size fails with `decompressionFailed` (a defence against zip bombs).
+        case enabled(maximumRatio: Int)
+    }
+
+    /// Which HTTP versions a session may use.
+    public enum HTTPVersionPolicy: Sendable, Hashable {
+        /// HTTP/2 where the server offers it over TLS, else HTTP/1.1.
+        case automatic
+        /// Always HTTP/1.1.
+        case http1Only
+    }
+}

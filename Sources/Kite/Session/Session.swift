@@ -1,0 +1,101 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Logging
+
+/// Creates and runs requests: the entry point of Kite.
+///
+/// ``Session/default`` uses a shared engine that is never shut down; use it for most work.
+/// A session made with ``init(configuration:callbackQueue:logger:)`` owns its connections and must
+/// be shut down with ``shutdown()`` when no longer needed.
+///
+/// ```swift
+/// let echo = try await Session.default
+///     .request("http://127.0.0.1:8080/get", parameters: ["q": "swift nio"])
+///     .validate()
+///     .serializingDecodable(Echo.self)
+///     .value
+///
+/// let session = Session(configuration: .default)
+/// let data = try await session.request("http://127.0.0.1:8080/bytes/16").serializingData().value
+/// try await session.shutdown()
+/// ```
+public final class Session: Sendable {
+    /// The shared session. Its engine is never shut down; ``shutdown()`` on it does nothing.
+    public static let `default` = Session(configuration: Configuration(), transport: AHCTransport.shared)
+
+    /// The configuration the session was made with.
+    public let configuration: Configuration
+
+    /// The queue completion handlers run on unless the caller passes one: a serial queue owned by
+    /// the session. (Not `DispatchQueue.main`: on Linux the main queue only runs when the program
+    /// drives it with `dispatchMain()` or a run loop.)
+    public let callbackQueue: DispatchQueue
+
+    /// Where handlers attached to finished requests serialize their responses.
+    let serializationQueue: DispatchQueue
+
+    let transport: any Transport
+    let logger: Logger
+
+    /// Creates a session with its own connections.
+    ///
+    /// Shut it down with ``shutdown()`` when done; a session released without that is shut down in
+    /// the background.
+    ///
+    /// - Parameters:
+    ///   - configuration: Timeouts, default headers, redirects, decompression.
+    ///   - callbackQueue: The default queue for completion handlers; `nil` makes a serial queue.
+    ///   - logger: Where the session logs (swift-log); by default nothing is logged.
+    public convenience init(
+        configuration: Configuration = .default,
+        callbackQueue: DispatchQueue? = nil,
+        logger: Logger? = nil
+    ) {
+        self.init(
+            configuration: configuration,
+            transport: AHCTransport(configuration: configuration, canShutDown: true),
+            callbackQueue: callbackQueue,
+            logger: logger
+        )
+    }
+
+    init(
+        configuration: Configuration,
+        transport: any Transport,
+        callbackQueue: DispatchQueue? = nil,
+        logger: Logger? = nil
+    ) {
+        self.configuration = configuration
+        self.transport = transport
+        self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
+        self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
+        self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    deinit {
+        self.transport.shutdownInBackground()
+    }
+
+    /// Closes the session's connections. Requests made afterwards fail with `sessionShutDown`.
+    ///
+    /// Calling it twice, or on ``Session/default``, does nothing.
+    ///
+    /// - Throws: ``KiteError`` with code `sessionShutDown` when connections could not be closed cleanly.
+    public func shutdown() async throws(KiteError) {
+        try await self.transport.shutdown()
+    }
+
+    /// The header fields a request carries when sent: its own, then the session's defaults for
+    /// fields it does not set.
+    func headerFields(adding defaults: HTTPFields, to fields: HTTPFields) -> HTTPFields {
+        var result = fields
+        for field in defaults where result[field.name] == nil {
+            result.append(field)
+        }
+        if case .enabled = self.configuration.decompression, result[.acceptEncoding] == nil {
+            result[.acceptEncoding] = DefaultHeaders.acceptEncoding
+        }
+        return result
+    }
+}

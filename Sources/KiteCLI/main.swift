@@ -1,3 +1,4 @@
-import Kite
 import ArgumentParser
+import Kite
+
 print("hi")

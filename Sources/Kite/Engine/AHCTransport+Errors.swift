@@ -9,7 +9,7 @@ import NIOSSL
 extension AHCTransport {
     /// The engine's error as a ``KiteError`` whose message a user can act on; the engine error is
     /// kept as the underlying error, never printed.
-    func kiteError(from error: any Error) -> KiteError {
+    func kiteError(from error: any Error, authority: String?) -> KiteError {
         if let error = error as? KiteError {
             return error
         }
@@ -63,7 +63,7 @@ extension AHCTransport {
             }
         }
         if let error = error as? IOError {
-            return Self.kiteError(fromErrno: error.errnoCode, underlying: error)
+            return Self.kiteError(fromErrno: error.errnoCode, authority: authority ?? "the server", underlying: error)
         }
         if error is HTTPParserError {
             return KiteError(
@@ -168,10 +168,14 @@ extension AHCTransport {
         return "no address accepted the connection"
     }
 
-    private static func kiteError(fromErrno errno: CInt, underlying: any Error) -> KiteError {
+    private static func kiteError(fromErrno errno: CInt, authority: String, underlying: any Error) -> KiteError {
         switch errno {
         case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
-            return KiteError(code: .connectionFailed, message: Self.describe(errno: errno), underlyingError: underlying)
+            return KiteError(
+                code: .connectionFailed,
+                message: "could not connect to \(authority): \(Self.describe(errno: errno))",
+                underlyingError: underlying
+            )
         default:
             return KiteError(
                 code: .connectionLost,

@@ -75,7 +75,7 @@ final class AHCTransport: Transport {
         do {
             response = try await self.client.execute(outgoing, deadline: deadline)
         } catch {
-            throw self.kiteError(from: error)
+            throw self.kiteError(from: error, authority: head.authority)
         }
         guard (0...999).contains(response.status.code) else {
             throw KiteError(code: .invalidResponse, message: "the response status \(response.status.code) is not valid")
@@ -95,7 +95,7 @@ final class AHCTransport: Transport {
                 do {
                     return try await iterator.next()
                 } catch {
-                    throw self.kiteError(from: error)
+                    throw self.kiteError(from: error, authority: head.authority)
                 }
             }
         })

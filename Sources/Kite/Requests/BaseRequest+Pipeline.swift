@@ -14,6 +14,7 @@ extension BaseRequest {
         var bytesReceived: Int64 = 0
         var redirectCount = 0
         var totalTimer: Task<Void, Never>?
+        var totalTimeoutError: KiteError?
 
         do throws(KiteError) {
             let draft = try self.draftResult.get()
@@ -28,7 +29,9 @@ extension BaseRequest {
             var deadline: ContinuousClock.Instant?
             if let total = draft.timeout ?? self.session.configuration.timeouts.total {
                 deadline = start + total
-                totalTimer = self.startTotalTimer(total)
+                let error = self.totalTimeoutError(total)
+                totalTimeoutError = error
+                totalTimer = self.startTotalTimer(total, error: error)
             }
             try await self.checkpoint()
 
@@ -49,7 +52,12 @@ extension BaseRequest {
             }
         } catch {
             let abort = self.storage.withLockedValue { $0.abortError }
-            outcome.error = (abort ?? error).naming(self.summary).carrying(outcome.response)
+            var failure = abort ?? error
+            if failure.timeout == .total, let totalTimeoutError {
+                // The engine's deadline and Kite's timer race; report both the same way.
+                failure = totalTimeoutError
+            }
+            outcome.error = failure.naming(self.summary).carrying(outcome.response)
         }
         totalTimer?.cancel()
 
@@ -66,14 +74,17 @@ extension BaseRequest {
         self.finishPipeline(with: outcome)
     }
 
-    private func startTotalTimer(_ total: Duration) -> Task<Void, Never> {
-        let error = KiteError(
+    private func totalTimeoutError(_ total: Duration) -> KiteError {
+        KiteError(
             code: .timedOut,
             message: "the total timeout (\(total.kiteDescription)) expired before the response was complete",
             request: self.summary,
             timeout: .total
         )
-        return Task { [weak self] in
+    }
+
+    private func startTotalTimer(_ total: Duration, error: KiteError) -> Task<Void, Never> {
+        Task { [weak self] in
             do {
                 try await Task.sleep(for: total)
             } catch {

@@ -1,0 +1,99 @@
+import Foundation
+import Kite
+import Testing
+
+@Suite struct TimeoutTests {
+    private func session(
+        connect: Duration = .seconds(10),
+        idleRead: Duration? = .seconds(10),
+        total: Duration? = nil
+    )
+        -> Session
+    {
+        var configuration = Session.Configuration()
+        configuration.timeouts = Session.Timeouts(connect: connect, idleRead: idleRead, total: total)
+        return Session(configuration: configuration)
+    }
+
+    @Test func connectTimeoutIsNamedWhenTheTLSHandshakeNeverCompletes() async throws {
+        let hole = try Sockets.BlackHole()
+        let session = self.session(connect: .milliseconds(300))
+        let started = ContinuousClock.now
+        let error = try #require(
+            await session.request("https://127.0.0.1:\(hole.port)/").serializingData().response.error
+        )
+        #expect(started.duration(to: .now) < .seconds(5))
+        #expect(error.code == .timedOut)
+        #expect(error.timeout == .connect)
+        #expect(
+            error.description
+                == "GET https://127.0.0.1:\(hole.port)/ failed: the connect timeout (300 ms) expired before the connection was established"
+        )
+        try await session.shutdown()
+    }
+
+    @Test(arguments: Backend.available)
+    func idleReadTimeoutIsNamedWhenTheServerSendsNothing(backend: Backend) async throws {
+        let session = self.session(idleRead: .milliseconds(300))
+        let url = try await backend.url("/delay/3")
+        let error = try #require(await session.request(url).serializingData().response.error)
+        #expect(error.code == .timedOut)
+        #expect(error.timeout == .idleRead)
+        #expect(
+            error.description
+                == "GET \(url) failed: the idle-read timeout (300 ms) expired: the server sent nothing for that long"
+        )
+        try await session.shutdown()
+    }
+
+    @Test(arguments: Backend.available)
+    func totalTimeoutCoversTheBodyNotOnlyTheHead(backend: Backend) async throws {
+        let session = self.session(total: .milliseconds(500))
+        let url = try await backend.url("/drip?duration=3&numbytes=3&delay=0")
+        let started = ContinuousClock.now
+        let response = await session.request(url).serializingData().response
+        #expect(started.duration(to: .now) < .seconds(2))
+        let error = try #require(response.error)
+        #expect(error.code == .timedOut)
+        #expect(error.timeout == .total)
+        #expect(
+            error.description
+                == "GET \(url) failed: the total timeout (500 ms) expired before the response was complete"
+        )
+        #expect(error.response?.status.code == 200, "the head had arrived")
+        try await session.shutdown()
+    }
+
+    @Test(arguments: Backend.available)
+    func aRequestsOwnTimeoutOverridesTheSessions(backend: Backend) async throws {
+        let url = try await backend.url("/delay/3")
+        let error = try #require(
+            await Session.default.request(url) { $0.timeout = .milliseconds(400) }.serializingData().response.error
+        )
+        #expect(error.timeout == .total)
+        #expect(error.message == "the total timeout (400 ms) expired before the response was complete")
+    }
+
+    @Test func connectionRefusedFailsFastWithConnectionFailed() async throws {
+        let port = try Sockets.closedPort()
+        let started = ContinuousClock.now
+        let error = try #require(
+            await Session.default.request("http://127.0.0.1:\(port)/get").serializingData().response.error
+        )
+        #expect(started.duration(to: .now) < .seconds(3))
+        #expect(error.code == .connectionFailed)
+        #expect(
+            error.description
+                == "GET http://127.0.0.1:\(port)/get failed: could not connect to 127.0.0.1:\(port): connection refused"
+        )
+    }
+
+    @Test func errorsNeverShowURLCredentials() async throws {
+        let port = try Sockets.closedPort()
+        let error = try #require(
+            await Session.default.request("http://alice:secret@127.0.0.1:\(port)/x").serializingData().response.error
+        )
+        #expect(!error.description.contains("secret"))
+        #expect(error.description.hasPrefix("GET http://127.0.0.1:\(port)/x failed:"))
+    }
+}

@@ -1,0 +1,177 @@
+import Testing
+
+@testable import Kite
+
+/// The lifecycle as a plain value: waiters are Ints, handlers Strings, outcomes Strings.
+typealias Machine = RequestStateMachine<Int, String, String>
+
+@Suite struct RequestStateMachineTests {
+    @Test func firstResumeStartsThePipelineOnce() {
+        var machine = Machine()
+        guard case .startPipeline = machine.resume() else {
+            Issue.record("first resume must start the pipeline")
+            return
+        }
+        #expect(machine.state == .resumed)
+        guard case .none = machine.resume() else {
+            Issue.record("a second resume must do nothing")
+            return
+        }
+        #expect(machine.pipelineStarted)
+    }
+
+    @Test func suspendParksWaitersAndResumeReleasesThemInOrder() {
+        var machine = Machine()
+        _ = machine.resume()
+        let result1 = machine.waitIfSuspended(1)
+        #expect(result1 == .proceed)
+        let result2 = machine.suspend()
+        #expect(result2)
+        #expect(machine.state == .suspended)
+        let result3 = machine.waitIfSuspended(7)
+        #expect(result3 == .parked)
+        let result4 = machine.waitIfSuspended(8)
+        #expect(result4 == .parked)
+        #expect(machine.parkedWaiterCount == 2)
+        guard case .resumeWaiters(let waiters) = machine.resume() else {
+            Issue.record("resume must release the parked waiters")
+            return
+        }
+        #expect(waiters == [7, 8])
+        #expect(machine.parkedWaiterCount == 0)
+        #expect(machine.state == .resumed)
+    }
+
+    @Test func suspendBeforeStartDefersThePipelineUntilResume() {
+        var machine = Machine()
+        let result5 = machine.suspend()
+        #expect(result5)
+        guard case .queued = machine.addHandler("h", startImmediately: true) else {
+            Issue.record("a suspended request must not start when a handler is attached")
+            return
+        }
+        #expect(!machine.pipelineStarted)
+        guard case .startPipeline = machine.resume() else {
+            Issue.record("resume after an early suspend must start the pipeline")
+            return
+        }
+        #expect(machine.pipelineStarted)
+    }
+
+    @Test func firstHandlerStartsWhenConfiguredAndOnlyThen() {
+        var eager = Machine()
+        guard case .queuedAndStartPipeline = eager.addHandler("a", startImmediately: true) else {
+            Issue.record("first handler must start the request")
+            return
+        }
+        guard case .queued = eager.addHandler("b", startImmediately: true) else {
+            Issue.record("second handler must only queue")
+            return
+        }
+        var lazy = Machine()
+        guard case .queued = lazy.addHandler("a", startImmediately: false) else {
+            Issue.record("handler must not start a request when startRequestsImmediately is off")
+            return
+        }
+        #expect(lazy.state == .initialized)
+    }
+
+    @Test func finishDeliversEveryQueuedHandlerExactlyOnce() {
+        var machine = Machine()
+        _ = machine.addHandler("a", startImmediately: true)
+        _ = machine.addHandler("b", startImmediately: true)
+        let result6 = machine.finish(with: "done")
+        #expect(result6 == ["a", "b"])
+        #expect(machine.state == .finished)
+        #expect(machine.pendingHandlerCount == 0)
+        guard case .runNow(let handler, let outcome) = machine.addHandler("late", startImmediately: true) else {
+            Issue.record("a handler added after finish must run at once")
+            return
+        }
+        #expect(handler == "late")
+        #expect(outcome == "done")
+    }
+
+    @Test func cancelBeforeStartDeliversTheCancelledOutcomeWithoutAPipeline() {
+        var machine = Machine()
+        _ = machine.addHandler("a", startImmediately: false)
+        guard case .deliver(let handlers, let outcome) = machine.cancel(outcomeIfNotStarted: { "cancelled" }) else {
+            Issue.record("cancel before start must deliver at once")
+            return
+        }
+        #expect(handlers == ["a"])
+        #expect(outcome == "cancelled")
+        #expect(machine.state == .cancelled)
+        guard case .runNow(_, let late) = machine.addHandler("b", startImmediately: true) else {
+            Issue.record("late handlers of a cancelled request run at once")
+            return
+        }
+        #expect(late == "cancelled")
+    }
+
+    @Test func cancelWhileRunningWakesParkedWaitersAndWaitsForThePipeline() {
+        var machine = Machine()
+        _ = machine.addHandler("a", startImmediately: true)
+        let result7 = machine.suspend()
+        #expect(result7)
+        let result8 = machine.waitIfSuspended(3)
+        #expect(result8 == .parked)
+        guard case .cancelPipeline(let waiters) = machine.cancel(outcomeIfNotStarted: { "unused" }) else {
+            Issue.record("cancel of a running request must stop the pipeline")
+            return
+        }
+        #expect(waiters == [3])
+        #expect(machine.state == .cancelled)
+        #expect(machine.outcome == nil)
+        let result9 = machine.waitIfSuspended(4)
+        #expect(result9 == .cancelled)
+        let result10 = machine.finish(with: "cancelled by caller")
+        #expect(result10 == ["a"])
+        #expect(machine.state == .cancelled, "cancelled is final: finishing keeps it")
+    }
+
+    @Test(arguments: [RequestState.cancelled, .finished])
+    func finalStatesIgnoreEveryTransition(final: RequestState) {
+        var machine = Machine()
+        _ = machine.resume()
+        if final == .cancelled {
+            _ = machine.cancel(outcomeIfNotStarted: { "" })
+            _ = machine.finish(with: "x")
+        } else {
+            _ = machine.finish(with: "x")
+        }
+        guard case .none = machine.resume() else {
+            Issue.record("resume of a final request must do nothing")
+            return
+        }
+        let result11 = machine.suspend()
+        #expect(!result11)
+        guard case .none = machine.cancel(outcomeIfNotStarted: { "" }) else {
+            Issue.record("cancel of a final request must do nothing")
+            return
+        }
+        #expect(machine.state == final)
+    }
+
+    @Test func updateOutcomeOnlyChangesAFinishedRequest() {
+        var machine = Machine()
+        machine.updateOutcome { $0 = "changed" }
+        #expect(machine.outcome == nil)
+        _ = machine.resume()
+        _ = machine.finish(with: "ok")
+        machine.updateOutcome { $0 += "+validated" }
+        #expect(machine.outcome == "ok+validated")
+    }
+
+    @Test func takeWaitersEmptiesTheParkingWithoutChangingState() {
+        var machine = Machine()
+        _ = machine.resume()
+        _ = machine.suspend()
+        _ = machine.waitIfSuspended(1)
+        let result12 = machine.takeWaiters()
+        #expect(result12 == [1])
+        #expect(machine.state == .suspended)
+        let result13 = machine.takeWaiters()
+        #expect(result13.isEmpty)
+    }
+}

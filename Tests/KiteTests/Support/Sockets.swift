@@ -1,0 +1,65 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Loopback listeners made with plain POSIX sockets, for failures no HTTP server produces.
+enum Sockets {
+    /// A listener on 127.0.0.1 that completes TCP handshakes (in the kernel's backlog) but never
+    /// reads or writes: a TLS handshake against it never finishes.
+    final class BlackHole: Sendable {
+        let port: Int
+        private let descriptor: Int32
+
+        init() throws {
+            let (descriptor, port) = try Sockets.bindLoopback()
+            guard listen(descriptor, 16) == 0 else {
+                close(descriptor)
+                throw POSIXError(.EADDRINUSE)
+            }
+            self.descriptor = descriptor
+            self.port = port
+        }
+
+        deinit {
+            close(self.descriptor)
+        }
+    }
+
+    /// A loopback port that nothing listens on (bound, then closed).
+    static func closedPort() throws -> Int {
+        let (descriptor, port) = try Self.bindLoopback()
+        close(descriptor)
+        return port
+    }
+
+    private static func bindLoopback() throws -> (Int32, Int) {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}

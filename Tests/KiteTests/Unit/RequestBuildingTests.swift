@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+@testable import Kite
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite struct RequestBuildingTests {
+    struct BadURL: Error, CustomStringConvertible {
+        var description: String { "the router has no such route" }
+    }
+
+    struct FailingConvertible: URLConvertible {
+        func asURL() throws -> URL { throw BadURL() }
+    }
+
+    @Test(arguments: [
+        ("", #"GET  failed: "" is not a valid URL"#),
+        (
+            "ftp://example.com/file",
+            #"GET ftp://example.com/file failed: URL "ftp://example.com/file" has the unsupported scheme "ftp"; use http or https"#
+        ),
+        (
+            "example.com/path",
+            #"GET example.com/path failed: URL "example.com/path" has no scheme; use http:// or https://"#
+        ),
+        ("http:///path", #"GET http:///path failed: URL "http:///path" has no host"#),
+        (
+            "http://example.com/a\r\nX-Injected: 1",
+            #"GET http://example.com/a\#u{FFFD}\#u{FFFD}X-Injected: 1 failed: URL "http://example.com/a\#u{FFFD}\#u{FFFD}X-Injected: 1" contains the control character U+000D"#
+        ),
+        (
+            "http://example.com/\0",
+            #"GET http://example.com/\#u{FFFD} failed: URL "http://example.com/\#u{FFFD}" contains the control character U+0000"#
+        ),
+    ])
+    func invalidURLsBecomeErrorsThatNameTheURL(url: String, description: String) async throws {
+        let response = await Session.default.request(url).serializingData().response
+        let error = try #require(response.error)
+        #expect(error.code == .invalidURL)
+        #expect(error.description == description)
+        #expect(response.request == nil, "nothing may be sent")
+        #expect(response.response == nil)
+    }
+
+    @Test func aThrowingURLConvertibleIsReportedWithItsError() async throws {
+        let error = try #require(await Session.default.request(FailingConvertible()).serializingData().response.error)
+        #expect(error.code == .invalidURL)
+        #expect(error.message == "the URL could not be made: the router has no such route")
+        #expect(error.underlyingError is BadURL)
+    }
+
+    @Test func draftBecomesAnHTTPRequestHead() throws {
+        let draft = RequestDraft(
+            method: .patch,
+            url: try #require(URL(string: "HTTPS://Example.com:8443/a%20b/c?x=1&y=%2F#frag")),
+            headerFields: [.accept: "text/plain"]
+        )
+        let head = try draft.makeHTTPRequest()
+        #expect(head.method == .patch)
+        #expect(head.scheme == "https")
+        #expect(head.authority == "example.com:8443" || head.authority == "Example.com:8443")
+        #expect(head.path == "/a%20b/c?x=1&y=%2F")
+        #expect(head.headerFields[.accept] == "text/plain")
+    }
+
+    @Test func emptyPathBecomesSlashAndIPv6HostsKeepBrackets() throws {
+        let head = try RequestDraft(url: try #require(URL(string: "http://[::1]:8080"))).makeHTTPRequest()
+        #expect(head.path == "/")
+        #expect(head.authority == "[::1]:8080")
+    }
+
+    @Test func userInfoBecomesBasicAuthorizationAndLeavesTheURL() throws {
+        let draft = RequestDraft(url: try #require(URL(string: "http://alice:s%40cret@example.com/private")))
+        let head = try draft.makeHTTPRequest()
+        #expect(head.authority == "example.com")
+        #expect(head.headerFields[.authorization] == "Basic " + Data("alice:s@cret".utf8).base64EncodedString())
+        #expect(draft.summary.description == "GET http://example.com/private")
+    }
+
+    @Test func anExplicitAuthorizationWinsOverUserInfo() throws {
+        let draft = RequestDraft(
+            url: try #require(URL(string: "http://alice:pw@example.com/")),
+            headerFields: [.authorization: "Bearer t"]
+        )
+        #expect(try draft.makeHTTPRequest().headerFields[.authorization] == "Bearer t")
+    }
+
+    @Test func urlRequestConvertsMethodHeadersBodyAndTimeout() throws {
+        var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/items")))
+        urlRequest.httpMethod = "PUT"
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue("7", forHTTPHeaderField: "X-Count")
+        urlRequest.httpBody = Data("[1]".utf8)
+        urlRequest.timeoutInterval = 2.5
+        let draft = try urlRequest.asRequestDraft()
+        #expect(draft.method == .put)
+        #expect(draft.headerFields[.contentType] == "application/json")
+        #expect(draft.headerFields[try #require(HTTPField.Name("X-Count"))] == "7")
+        #expect(draft.body == Data("[1]".utf8))
+        #expect(draft.timeout == .milliseconds(2500))
+    }
+
+    @Test func urlRequestWithTheDefaultTimeoutUsesTheSessionTimeout() throws {
+        let draft = try URLRequest(url: try #require(URL(string: "http://example.com/"))).asRequestDraft()
+        #expect(draft.timeout == nil)
+    }
+
+    @Test func urlRequestHeaderWithCRLFIsRejected() async throws {
+        var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/")))
+        // `setValue` drops such a value silently; `allHTTPHeaderFields` keeps it.
+        urlRequest.allHTTPHeaderFields = ["X-Note": "a\r\nX-Injected: 1"]
+        let error = try #require(await Session.default.request(urlRequest).serializingData().response.error)
+        #expect(error.code == .invalidHeader)
+        #expect(
+            error.description
+                == #"GET http://example.com/ failed: the value of header "X-Note" contains CR, LF or NUL: "a\r\nX-Injected: 1""#
+        )
+    }
+
+    @Test func urlRequestWithAnInvalidMethodIsRejected() async throws {
+        var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/")))
+        urlRequest.httpMethod = "GET /evil HTTP/1.1\r\n"
+        let error = try #require(await Session.default.request(urlRequest).serializingData().response.error)
+        #expect(error.code == .invalidRequest)
+        #expect(error.message == #""GET /evil HTTP/1.1\r\n" is not a valid HTTP method"#)
+    }
+
+    @Test(
+        arguments: [
+            ("X-Ok", "value", nil),
+            ("Bad Name", "v", #""Bad Name" is not a valid header field name"#),
+            ("X-Nul", "a\0b", #"the value of header "X-Nul" contains CR, LF or NUL: "a\0b""#),
+            ("X-LF", "a\nb", #"the value of header "X-LF" contains CR, LF or NUL: "a\nb""#),
+            ("", "v", #""" is not a valid header field name"#),
+        ] as [(String, String, String?)]
+    )
+    func validatingFieldsRejectInjection(name: String, value: String, message: String?) {
+        do {
+            let field = try HTTPField(validatingName: name, value: value)
+            #expect(message == nil, "expected a failure for \(name)")
+            #expect(field.value == value)
+        } catch {
+            #expect(error.code == .invalidHeader)
+            #expect(error.message == message)
+        }
+    }
+
+    @Test func requestModifierRunsLastAndItsErrorsAreReported() async throws {
+        struct Refused: Error {}
+        let request = Session.default.request("http://example.com/get") { draft in
+            draft.headerFields[.accept] = "text/csv"
+            draft.timeout = .seconds(3)
+        }
+        #expect(request.draft?.headerFields[.accept] == "text/csv")
+        #expect(request.draft?.timeout == .seconds(3))
+
+        let failing = Session.default.request("http://example.com/get") { _ in throw Refused() }
+        let error = try #require(await failing.serializingData().response.error)
+        #expect(error.code == .requestAdaptationFailed)
+        #expect(error.description.hasPrefix("GET http://example.com/get failed: the request modifier failed: "))
+    }
+
+    @Test func summariesNeverShowCredentials() {
+        let summary = RequestSummary(method: .post, url: "https://user:secret@example.com:8443/x?y=1")
+        #expect(summary.description == "POST https://example.com:8443/x?y=1")
+        #expect(RequestSummary(method: .get, url: "http://example.com/a@b").url == "http://example.com/a@b")
+    }
+}

@@ -58,6 +58,10 @@ let package = Package(
             dependencies: ["Kite", "KiteTestServer"]
         ),
         .testTarget(
+            name: "KiteCLITests",
+            dependencies: ["KiteCLI", "Kite", "KiteTestServer"]
+        ),
+        .testTarget(
             name: "KiteTestServerTests",
             dependencies: [
                 "KiteTestServer",

@@ -8,4 +8,5 @@ public final class KiteTestServer: Sendable {
         throw NotMerged()
     }
     public func shutdown() async throws {}
+    public static func run(host: String, port: Int, onStarted: @Sendable (Int) -> Void) async throws {}
 }

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Kite
+import KiteTestServer
+
+/// `kite tour`: starts the test server on a loopback port and walks through real requests.
+struct TourCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tour",
+        abstract: "Walk through Kite's features against a local test server (offline)."
+    )
+
+    struct Echo: Decodable, Sendable {
+        let args: [String: String]
+        let json: [String: String]?
+        let url: String
+    }
+
+    struct Login: Encodable, Sendable {
+        let email: String
+        let password: String
+    }
+
+    func run() async throws {
+        let server = try await KiteTestServer.start()
+        let base = server.baseURL
+        let session = Session.default
+        print("Kite \(kiteVersion) tour against the test server at \(base)\n")
+
+        var surprises: [String] = []
+        func check(_ ok: Bool, _ what: String) {
+            if !ok { surprises.append(what) }
+        }
+
+        let query = session.request("\(base)/get", parameters: ["q": "swift nio", "page": 2])
+        let queryResponse = await Self.show("1. GET with query parameters, validated and decoded", query) {
+            await query.validate().serializingDecodable(Echo.self).response
+        }
+        check(queryResponse.value?.args == ["page": "2", "q": "swift nio"], "query parameters did not round-trip")
+
+        let post = session.request(
+            "\(base)/post",
+            method: .post,
+            parameters: Login(email: "a@example.com", password: "secret"),
+            encoder: JSONParameterEncoder.default,
+            headers: [.accept: "application/json"]
+        )
+        let postResponse = await Self.show("2. POST an Encodable as JSON, decode the echo", post) {
+            await post.validate().serializingDecodable(Echo.self).response
+        }
+        check(postResponse.value?.json?["email"] == "a@example.com", "the JSON body did not round-trip")
+
+        let teapot = session.request("\(base)/status/418")
+        let teapotResponse = await Self.show("3. A validation failure, as a readable KiteError", teapot) {
+            await teapot.validate(statusCode: 200..<300).serializingString().response
+        }
+        check(teapotResponse.error?.code == .responseValidationFailed, "status 418 was not reported as invalid")
+
+        let redirect = session.request("\(base)/redirect/3")
+        let redirectResponse = await Self.show("4. Three redirects, followed", redirect) {
+            await redirect.validate().serializingDecodable(Echo.self).response
+        }
+        print(
+            "   landed on \(redirectResponse.url?.absoluteString ?? "?") after \(redirectResponse.metrics?.redirectCount ?? 0) redirects\n"
+        )
+        check(redirectResponse.metrics?.redirectCount == 3, "the redirects were not followed")
+
+        let gzip = session.request("\(base)/gzip")
+        let gzipResponse = await Self.show("5. A gzip body, decoded on the fly", gzip) {
+            await gzip.validate().serializingJSON().response
+        }
+        check(gzipResponse.value?["gzipped"] == .bool(true), "the gzip body was not decoded")
+
+        let slow = session.request("\(base)/delay/3") { $0.timeout = .seconds(1) }
+        let slowResponse = await Self.show("6. A 1 s total timeout against a 3 s response", slow) {
+            await slow.serializingData().response
+        }
+        check(slowResponse.error?.timeout == .total, "the total timeout did not fire")
+
+        try await server.shutdown()
+        if surprises.isEmpty {
+            print("Tour complete: every step behaved as described.")
+        } else {
+            print("Tour finished with surprises: \(surprises.joined(separator: "; "))")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Prints the step's title and cURL line, runs it, then prints status, time and a short body or the error.
+    private static func show<Value: Sendable>(
+        _ title: String,
+        _ request: DataRequest,
+        _ run: () async -> DataResponse<Value, KiteError>
+    ) async -> DataResponse<Value, KiteError> {
+        print("== \(title)")
+        print(request.cURLDescription())
+        let response = await run()
+        let time = response.metrics.map { " in \($0.totalDuration.milliseconds) ms" } ?? ""
+        if let head = response.response {
+            print("-> \(ResponsePrinter.statusLine(head))\(time)")
+        }
+        if let data = response.data, let head = response.response, !data.isEmpty {
+            let body = ResponsePrinter.body(data, contentType: head.headerFields[.contentType], limit: 240)
+            print(
+                body.split(separator: "\n", omittingEmptySubsequences: false).map { "   \($0)" }.joined(separator: "\n")
+            )
+        }
+        if let error = response.error {
+            print("-> error (\(error.code))\(time): \(error)")
+        }
+        print()
+        return response
+    }
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int64 {
+        let (seconds, attoseconds) = self.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

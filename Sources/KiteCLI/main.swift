@@ -1,4 +1,0 @@
-import ArgumentParser
-import Kite
-
-print("hi")

@@ -7,7 +7,8 @@ import NIOCore
 /// The server implements httpbin's endpoints (`/get`, `/post`, `/status/{code}`, `/bytes/{n}`,
 /// `/redirect/{n}`, `/cookies`, `/gzip`, `/range/{n}`, …) with the same JSON shapes, so client
 /// tests can run against loopback instead of the internet. Each server listens on its own port,
-/// so many can run in one process, for example one per test.
+/// so many can run in one process, for example one per test. A server also stops (without
+/// waiting) when its last reference goes away, but calling ``shutdown()`` is the clean way.
 ///
 /// ```swift
 /// let server = try await KiteTestServer.start()

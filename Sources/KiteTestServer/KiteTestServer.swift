@@ -1,0 +1,150 @@
+import Hummingbird
+import Logging
+import NIOCore
+
+/// An in-process HTTP server that answers like httpbin, for testing HTTP clients.
+///
+/// The server implements httpbin's endpoints (`/get`, `/post`, `/status/{code}`, `/bytes/{n}`,
+/// `/redirect/{n}`, `/cookies`, `/gzip`, `/range/{n}`, …) with the same JSON shapes, so client
+/// tests can run against loopback instead of the internet. Each server listens on its own port,
+/// so many can run in one process, for example one per test. A server also stops (without
+/// waiting) when its last reference goes away, but calling ``shutdown()`` is the clean way.
+///
+/// ```swift
+/// let server = try await KiteTestServer.start()
+/// defer { Task { try await server.shutdown() } }
+/// let url = server.baseURL + "/get?name=value"
+/// // ... send requests to `url` ...
+/// try await server.shutdown()
+/// ```
+public final class KiteTestServer: Sendable {
+    /// The port the server is listening on.
+    public let port: Int
+
+    /// The host the server was bound to, such as `127.0.0.1`.
+    public let host: String
+
+    /// The URL of the server without a trailing slash, such as `http://127.0.0.1:54321`.
+    public var baseURL: String {
+        let hostPart = self.host.contains(":") ? "[\(self.host)]" : self.host
+        return "http://\(hostPart):\(self.port)"
+    }
+
+    private let serverTask: Task<Void, any Error>
+
+    private init(host: String, port: Int, serverTask: Task<Void, any Error>) {
+        self.host = host
+        self.port = port
+        self.serverTask = serverTask
+    }
+
+    deinit {
+        // A server that was never shut down must not keep listening forever.
+        self.serverTask.cancel()
+    }
+
+    /// Starts a server in the background and returns once it is listening.
+    ///
+    /// Use port `0` (the default) to let the system pick a free port, then read ``port`` or
+    /// ``baseURL``. Call ``shutdown()`` when you are done with the server.
+    ///
+    /// ```swift
+    /// let server = try await KiteTestServer.start()
+    /// print(server.baseURL)  // http://127.0.0.1:54321
+    /// let fixed = try await KiteTestServer.start(host: "127.0.0.1", port: 8080)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: The address to bind to.
+    ///   - port: The port to bind to, or `0` for an ephemeral port.
+    /// - Returns: The running server.
+    /// - Throws: The error from binding the socket, for example when the port is in use.
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> KiteTestServer {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let application = Self.makeApplication(host: host, port: port) { boundPort in
+            continuation.yield(boundPort)
+            continuation.finish()
+        }
+        let serverTask = Task {
+            defer { continuation.finish() }
+            try await application.run()
+        }
+        return try await withTaskCancellationHandler {
+            for await boundPort in ports {
+                return KiteTestServer(host: host, port: boundPort, serverTask: serverTask)
+            }
+            // The server stopped before listening: report why.
+            try await serverTask.value
+            try Task.checkCancellation()
+            throw KiteTestServerError.stoppedBeforeListening
+        } onCancel: {
+            serverTask.cancel()
+        }
+    }
+
+    /// Runs a server in the current task until the task is cancelled.
+    ///
+    /// This suits a command-line `serve` command: the server runs in the foreground and
+    /// `onStarted` reports the bound port once it is listening.
+    ///
+    /// ```swift
+    /// try await KiteTestServer.run(host: "127.0.0.1", port: 8080) { port in
+    ///     print("Listening on http://127.0.0.1:\(port)")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: The address to bind to.
+    ///   - port: The port to bind to, or `0` for an ephemeral port.
+    ///   - onStarted: Called with the bound port once the server is listening.
+    /// - Throws: The error from binding the socket, for example when the port is in use.
+    public static func run(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        onStarted: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws {
+        let application = Self.makeApplication(host: host, port: port, onStarted: onStarted)
+        try await application.run()
+    }
+
+    /// Stops the server and waits until it has stopped listening and closed its connections.
+    ///
+    /// Calling it more than once is harmless.
+    ///
+    /// ```swift
+    /// try await server.shutdown()
+    /// ```
+    ///
+    /// - Throws: An error the server failed with while running, if any.
+    public func shutdown() async throws {
+        self.serverTask.cancel()
+        do {
+            try await self.serverTask.value
+        } catch is CancellationError {
+            // Cancellation is how the server is stopped.
+        }
+    }
+
+    private static func makeApplication(
+        host: String,
+        port: Int,
+        onStarted: @escaping @Sendable (Int) -> Void
+    ) -> some ApplicationProtocol {
+        var logger = Logger(label: "KiteTestServer")
+        logger.logLevel = .critical
+        return Application(
+            router: HTTPBinRouter.make(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                onStarted(channel.localAddress?.port ?? port)
+            },
+            logger: logger
+        )
+    }
+}
+
+/// Errors specific to ``KiteTestServer``.
+public enum KiteTestServerError: Error, Sendable {
+    /// The server stopped without an error before it started listening.
+    case stoppedBeforeListening
+}

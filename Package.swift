@@ -56,11 +56,17 @@ let package = Package(
         ),
         .testTarget(
             name: "KiteTests",
-            dependencies: ["Kite", "KiteTestServer"]
+            dependencies: [
+                "Kite", "KiteTestServer",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "KiteCLITests",
-            dependencies: ["KiteCLI", "Kite", "KiteTestServer"]
+            dependencies: [
+                "KiteCLI", "Kite", "KiteTestServer",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "KiteTestServerTests",

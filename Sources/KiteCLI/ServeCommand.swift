@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KiteTestServer
 
 /// `kite serve`: runs the httpbin-compatible test server until interrupted.
@@ -13,7 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await KiteTestServer.run(host: "127.0.0.1", port: self.port) { port in
-            print("Kite test server listening on http://127.0.0.1:\(port) (Ctrl-C to stop)")
+            // Unbuffered: a program reading this line through a pipe must see it at once.
+            let line = "Kite test server listening on http://127.0.0.1:\(port) (Ctrl-C to stop)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
         }
     }
 }

@@ -40,14 +40,19 @@ extension BaseRequest {
         } catch {
             return "$ curl # the request could not be built: \(error.message)"
         }
-        return CURLCommand.render(head: head, body: draft.body, includingCredentials: includingCredentials)
+        return CURLCommand.render(
+            head: head,
+            body: draft.body,
+            timeout: draft.timeout ?? self.session.configuration.timeouts.total,
+            includingCredentials: includingCredentials
+        )
     }
 }
 
 enum CURLCommand {
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
 
-    static func render(head: HTTPRequest, body: Data?, includingCredentials: Bool) -> String {
+    static func render(head: HTTPRequest, body: Data?, timeout: Duration?, includingCredentials: Bool) -> String {
         var arguments: [String] = []
         switch head.method {
         case .get:
@@ -59,6 +64,10 @@ enum CURLCommand {
         }
         if head.headerFields[.acceptEncoding] != nil {
             arguments.append("--compressed")
+        }
+        if let timeout {
+            let seconds = timeout.timeInterval
+            arguments.append("--max-time \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds))")
         }
         for field in head.headerFields {
             let value = includingCredentials || !Self.credentialFields.contains(field.name) ? field.value : "***"

@@ -5,12 +5,15 @@ import KiteTestServer
 actor SharedTestServer {
     static let shared = SharedTestServer()
 
-    private var server: KiteTestServer?
+    /// A task, not the server, so concurrent first callers share one start (actors are reentrant).
+    private var starting: Task<KiteTestServer, any Error>?
 
     func baseURL() async throws -> String {
-        if let server { return server.baseURL }
-        let server = try await KiteTestServer.start()
-        self.server = server
-        return server.baseURL
+        if let starting {
+            return try await starting.value.baseURL
+        }
+        let task = Task { try await KiteTestServer.start() }
+        self.starting = task
+        return try await task.value.baseURL
     }
 }

@@ -1,0 +1,169 @@
+import Dispatch
+import Foundation
+import KiteTestServer
+import NIOConcurrencyHelpers
+import Testing
+
+/// The built `kite` executable, run as a user runs it.
+@Suite(.serialized) struct CommandLineTests {
+    struct Run {
+        let status: Int32
+        let output: String
+        let errors: String
+    }
+
+    /// `.build/<config>/kite`, next to the test bundle.
+    static var executable: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("kite")
+        }
+        #endif
+        return directory.appendingPathComponent("kite")
+    }
+
+    static func kite(_ arguments: String...) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    @Test func theTourRunsOfflineAndExitsZero() throws {
+        let run = try Self.kite("tour")
+        #expect(run.status == 0, "\(run.output)\n\(run.errors)")
+        #expect(run.output.contains("Tour complete: every step behaved as described."))
+        #expect(run.output.contains("-> error (responseValidationFailed)"))
+        #expect(run.output.contains("landed on http://127.0.0.1:"))
+        #expect(run.output.contains("failed: the total timeout (1 s) expired"))
+    }
+
+    @Test func oneRequestPrintsStatusHeadersAndPrettyJSON() async throws {
+        let server = try await KiteTestServer.start()
+        let run = try Self.kite("GET", "\(server.baseURL)/get", "q==swift nio", "X-Trace:abc")
+        try await server.shutdown()
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasPrefix("HTTP 200 OK\n"))
+        #expect(run.output.contains("Content-Type: application/json"))
+        #expect(run.output.contains(#""q": "swift nio""#))
+        #expect(run.output.contains(#""X-Trace": "abc""#))
+        #expect(run.output.contains(#""url": "\#(server.baseURL)/get?q=swift%20nio""#))
+    }
+
+    @Test func dataItemsArePostedAsJSON() async throws {
+        let server = try await KiteTestServer.start()
+        let run = try Self.kite("\(server.baseURL)/post", "name=kite", "size:=3", "tags:=[\"a\"]")
+        try await server.shutdown()
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains(#""data": "{\"name\":\"kite\",\"size\":3,\"tags\":[\"a\"]}""#))
+    }
+
+    @Test func aFailedRequestExitsOneWithTheErrorMessage() throws {
+        let port = try Self.closedPort()
+        let run = try Self.kite("http://127.0.0.1:\(port)/x")
+        #expect(run.status == 1)
+        #expect(
+            run.errors
+                == "kite: GET http://127.0.0.1:\(port)/x failed: could not connect to 127.0.0.1:\(port): connection refused\n"
+        )
+    }
+
+    @Test func checkStatusTurnsErrorStatusesIntoExitCodes() async throws {
+        let server = try await KiteTestServer.start()
+        let notFound = try Self.kite("--check-status", "\(server.baseURL)/status/404")
+        let plain = try Self.kite("\(server.baseURL)/status/404")
+        try await server.shutdown()
+        #expect(notFound.status == 4)
+        #expect(plain.status == 0)
+        #expect(plain.output.hasPrefix("HTTP 404 Not Found\n"))
+    }
+
+    @Test func badItemsAreUsageErrors() throws {
+        let run = try Self.kite("http://127.0.0.1:1/", "nosep")
+        #expect(run.status == 64)
+        #expect(run.errors.contains(#"item "nosep" has none of the separators"#))
+    }
+
+    @Test func serveListensUntilStopped() throws {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        // Read the first line on another thread; give up (and stop the server) after 20 s.
+        let line = NIOLockedValueBox(Data())
+        let done = DispatchSemaphore(value: 0)
+        let handle = output.fileHandleForReading
+        DispatchQueue.global().async {
+            for _ in 0..<200 {
+                let byte = handle.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data("\n".utf8) { break }
+                line.withLockedValue { $0.append(byte) }
+            }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 20) == .timedOut {
+            process.terminate()
+            _ = done.wait(timeout: .now() + 5)
+        }
+        let text = String(decoding: line.withLockedValue { $0 }, as: UTF8.self)
+        #expect(
+            text.wholeMatch(of: #/Kite test server listening on http://127\.0\.0\.1:\d+ \(Ctrl-C to stop\)/#) != nil,
+            "\(text)"
+        )
+    }
+
+    static func closedPort() throws -> Int {
+        let server = try Socket()
+        return server.port
+    }
+
+    /// Binds a loopback port and closes it again.
+    struct Socket {
+        let port: Int
+        init() throws {
+            #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+            }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            close(descriptor)
+            self.port = Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -200,7 +200,12 @@ extension AHCTransport {
     private static func tlsFailureReason(_ error: any Error) -> String {
         if let error = error as? NIOSSLError {
             switch error {
-            case .handshakeFailed: return "certificate verification or negotiation failed"
+            case .handshakeFailed:
+                let detail = String(describing: error)
+                if detail.contains("CERTIFICATE_VERIFY_FAILED") {
+                    return "the server's certificate is not trusted"
+                }
+                return "certificate verification or negotiation failed"
             case .unableToValidateCertificate: return "the server certificate could not be validated"
             case .uncleanShutdown: return "the server closed the TLS connection uncleanly"
             default: return "TLS error"

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Kite
 import Testing
@@ -93,6 +94,23 @@ import Testing
             Session.default.request(url).responseData { continuation.resume(returning: $0) }
         }
         #expect(data.value == raw.data)
+    }
+
+    @Test(arguments: Backend.available)
+    func handlersDefaultToTheSessionsOwnSerialQueue(backend: Backend) async throws {
+        let session = Session()
+        let key = DispatchSpecificKey<Int>()
+        session.callbackQueue.setSpecific(key: key, value: 7)
+        var components = try #require(URLComponents(string: try await backend.url("/get")))
+        components.queryItems = [URLQueryItem(name: "from", value: "components")]
+        let marker: Int? = await withCheckedContinuation { continuation in
+            session.request(components).responseDecodable(of: Echo.self) { response in
+                #expect(response.value?.args == ["from": "components"])
+                continuation.resume(returning: DispatchQueue.getSpecific(key: key))
+            }
+        }
+        #expect(marker == 7)
+        try await session.shutdown()
     }
 
     @Test func responsesMapAndKeepTheirContext() throws {

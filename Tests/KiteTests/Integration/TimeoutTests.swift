@@ -97,3 +97,16 @@ import Testing
         #expect(error.description.hasPrefix("GET http://127.0.0.1:\(port)/x failed:"))
     }
 }
+
+@Suite struct TLSFailureTests {
+    @Test func anUntrustedCertificateFailsWithTLSFailed() async throws {
+        let server = try await UntrustedTLSServer()
+        let url = "https://127.0.0.1:\(server.port)/get"
+        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        try await server.shutdown()
+        #expect(error.code == .tlsFailed)
+        #expect(
+            error.description == "GET \(url) failed: the TLS handshake failed (the server's certificate is not trusted)"
+        )
+    }
+}

@@ -258,7 +258,7 @@ struct FormKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encode(_ value: Bool, forKey key: Key) throws {
-        self.set(self.options.boolEncoding.encode(value), forKey: key)
+        self.set(self.options.boolEncoding.encode(value: value), forKey: key)
     }
 
     mutating func encode(_ value: String, forKey key: Key) throws { self.set(value, forKey: key) }
@@ -370,7 +370,7 @@ struct FormUnkeyedContainer: UnkeyedEncodingContainer {
         self.append(text)
     }
 
-    mutating func encode(_ value: Bool) throws { self.append(self.options.boolEncoding.encode(value)) }
+    mutating func encode(_ value: Bool) throws { self.append(self.options.boolEncoding.encode(value: value)) }
     mutating func encode(_ value: String) throws { self.append(value) }
     mutating func encode(_ value: Double) throws { self.append(String(value)) }
     mutating func encode(_ value: Float) throws { self.append(String(value)) }
@@ -427,7 +427,7 @@ struct FormSingleValueContainer: SingleValueEncodingContainer {
         self.set(text)
     }
 
-    mutating func encode(_ value: Bool) throws { self.set(self.options.boolEncoding.encode(value)) }
+    mutating func encode(_ value: Bool) throws { self.set(self.options.boolEncoding.encode(value: value)) }
     mutating func encode(_ value: String) throws { self.set(value) }
     mutating func encode(_ value: Double) throws { self.set(String(value)) }
     mutating func encode(_ value: Float) throws { self.set(String(value)) }

@@ -50,7 +50,7 @@ struct FormSerializer {
         case .array(let array):
             var index = 0
             for slot in array.slots where slot.node != nil {
-                self.append(slot.node, key: self.arrayEncoding.encode(key, atIndex: index), to: &pairs)
+                self.append(slot.node, key: self.arrayEncoding.encode(key: key, atIndex: index), to: &pairs)
                 index += 1
             }
         case .object(let object):

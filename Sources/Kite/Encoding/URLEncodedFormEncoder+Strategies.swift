@@ -1,7 +1,7 @@
 import Foundation
 
 extension URLEncodedFormEncoder {
-    /// How the key of an array element is written.
+    /// How the key of an array element is written: the same strategy as ``URLEncoding/ArrayEncoding``.
     ///
     /// For `tags: ["a", "b"]`: `.brackets` gives `tags[]=a&tags[]=b`, `.noBrackets` `tags=a&tags=b`,
     /// `.indexInBrackets` `tags[0]=a&tags[1]=b`. Brackets are then escaped (`tags%5B%5D=a`) unless
@@ -10,44 +10,14 @@ extension URLEncodedFormEncoder {
     /// ```swift
     /// let encoder = URLEncodedFormEncoder(arrayEncoding: .custom { key, index in "\(key).\(index)" })
     /// ```
-    public enum ArrayEncoding: Sendable {
-        /// `key[]`, the default.
-        case brackets
-        /// `key`.
-        case noBrackets
-        /// `key[index]`.
-        case indexInBrackets
-        /// The key a closure returns for the array's key and the element's index.
-        case custom(@Sendable (_ key: String, _ index: Int) -> String)
+    public typealias ArrayEncoding = URLEncoding.ArrayEncoding
 
-        func encode(_ key: String, atIndex index: Int) -> String {
-            switch self {
-            case .brackets: "\(key)[]"
-            case .noBrackets: key
-            case .indexInBrackets: "\(key)[\(index)]"
-            case .custom(let encode): encode(key, index)
-            }
-        }
-    }
-
-    /// How a Boolean is written.
+    /// How a Boolean is written: the same strategy as ``URLEncoding/BoolEncoding``.
     ///
     /// ```swift
     /// let encoder = URLEncodedFormEncoder(boolEncoding: .literal)  // flag=true
     /// ```
-    public enum BoolEncoding: Sendable, Hashable {
-        /// `1` and `0`, the default.
-        case numeric
-        /// `true` and `false`.
-        case literal
-
-        func encode(_ value: Bool) -> String {
-            switch self {
-            case .numeric: value ? "1" : "0"
-            case .literal: value ? "true" : "false"
-            }
-        }
-    }
+    public typealias BoolEncoding = URLEncoding.BoolEncoding
 
     /// How `Data` is written.
     ///

@@ -18,27 +18,12 @@ import HTTPTypes
 /// // https://example.com/search?page=2&query=kite
 /// ```
 public struct URLEncodedFormParameterEncoder: ParameterEncoder {
-    /// Where the encoded text goes.
+    /// Where the encoded text goes: the same choice as ``URLEncoding/Destination``.
     ///
     /// ```swift
     /// let encoder = URLEncodedFormParameterEncoder(destination: .httpBody)
     /// ```
-    public enum Destination: Sendable, Hashable {
-        /// The URL for `GET`, `HEAD` and `DELETE`; the body otherwise.
-        case methodDependent
-        /// Always the URL's query.
-        case queryString
-        /// Always the body.
-        case httpBody
-
-        func encodesInQuery(for method: HTTPRequest.Method) -> Bool {
-            switch self {
-            case .methodDependent: EncodingSupport.encodesInQuery(method)
-            case .queryString: true
-            case .httpBody: false
-            }
-        }
-    }
+    public typealias Destination = URLEncoding.Destination
 
     /// A default ``URLEncodedFormEncoder`` with a method-dependent destination.
     ///

@@ -169,3 +169,20 @@ import FoundationNetworking
         #expect(RequestSummary(method: .get, url: "http://example.com/a@b").url == "http://example.com/a@b")
     }
 }
+
+@Suite struct DefaultHeaderTests {
+    @Test func acceptLanguageListsAtMostSixLanguagesWithFallingQuality() {
+        let value = DefaultHeaders.acceptLanguage(["en-US", "fr", "de", "es", "it", "nl", "pt", "ja"])
+        #expect(value == "en-US;q=1.0, fr;q=0.9, de;q=0.8, es;q=0.7, it;q=0.6, nl;q=0.5")
+        #expect(DefaultHeaders.acceptLanguage([]) == "")
+    }
+
+    @Test func userAgentNamesExecutableOSAndKite() {
+        let agent = DefaultHeaders.userAgent
+        #expect(agent.hasSuffix(" Kite/\(kiteVersion)"))
+        #expect(
+            agent.wholeMatch(of: #/[!-~&&[^/]]+/[!-~&&[^/]]+ \([A-Za-z]+ \d+\.\d+\.\d+\) Kite/.+/#) != nil,
+            "\(agent)"
+        )
+    }
+}

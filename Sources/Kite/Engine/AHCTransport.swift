@@ -20,11 +20,8 @@ final class AHCTransport: Transport {
             connect: TimeAmount(configuration.timeouts.connect),
             read: configuration.timeouts.idleRead.map { TimeAmount($0) }
         )
-        if configuration.maximumRedirects > 0 {
-            config.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
-        } else {
-            config.redirectConfiguration = .disallow
-        }
+        // Kite follows redirects itself (to re-create bodies and strip credentials across origins).
+        config.redirectConfiguration = .disallow
         switch configuration.decompression {
         case .disabled:
             config.decompression = .disabled
@@ -61,8 +58,14 @@ final class AHCTransport: Transport {
             break
         case .bytes(let buffer):
             outgoing.body = .bytes(buffer)
-        case .stream(let length, let makeChunks):
-            outgoing.body = .stream(makeChunks(), length: length.map { .known($0) } ?? .unknown)
+        case .stream(let length, _, let makeChunks):
+            // The engine iterates the body once per attempt (a 307/308 redirect sends it again):
+            // each iteration asks the source for fresh chunks.
+            let perAttempt = ByteChunks(makeNext: {
+                var iterator = makeChunks().makeAsyncIterator()
+                return { try await iterator.next() }
+            })
+            outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
         let deadline: NIODeadline
         if let end = request.deadline {
@@ -99,12 +102,7 @@ final class AHCTransport: Transport {
                 }
             }
         })
-        return TransportResponse(
-            head: HTTPResponse(status: status, headerFields: fields),
-            url: response.url,
-            redirectCount: max(0, response.history.count - 1),
-            body: chunks
-        )
+        return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
     }
 
     func shutdown() async throws(KiteError) {

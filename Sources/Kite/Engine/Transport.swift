@@ -26,13 +26,21 @@ struct TransportRequest: Sendable {
 enum TransportRequestBody: Sendable {
     /// A body already in memory.
     case bytes(ByteBuffer)
-    /// A body produced chunk by chunk; `makeChunks` is called again for every attempt.
-    case stream(length: Int64?, makeChunks: @Sendable () -> ByteChunks)
+    /// A body produced chunk by chunk; `makeChunks` is called again for every attempt, unless the
+    /// body is not `replayable` (a caller's one-shot stream).
+    case stream(length: Int64?, replayable: Bool = true, makeChunks: @Sendable () -> ByteChunks)
 
     var length: Int64? {
         switch self {
         case .bytes(let buffer): Int64(buffer.readableBytes)
-        case .stream(let length, _): length
+        case .stream(let length, _, _): length
+        }
+    }
+
+    var isReplayable: Bool {
+        switch self {
+        case .bytes: true
+        case .stream(_, let replayable, _): replayable
         }
     }
 }
@@ -40,10 +48,6 @@ enum TransportRequestBody: Sendable {
 /// What the engine returns once the response head has arrived.
 struct TransportResponse: Sendable {
     var head: HTTPResponse
-    /// The URL that answered, after any redirects the engine followed.
-    var url: URL?
-    /// How many redirects the engine followed.
-    var redirectCount: Int
     var body: ByteChunks
 }
 

@@ -143,6 +143,11 @@ extension KiteError {
         public static let parameterEncodingFailed = Code("parameterEncodingFailed")
         /// A request modifier or adapter failed.
         public static let requestAdaptationFailed = Code("requestAdaptationFailed")
+        /// An upload's body could not be produced: a file or stream failed, or produced a different
+        /// number of bytes than declared.
+        public static let uploadFailed = Code("uploadFailed")
+        /// A one-shot body (an async sequence) would have to be sent again, after a redirect.
+        public static let bodyNotReplayable = Code("bodyNotReplayable")
         /// The connection could not be established (refused, unreachable, DNS failure).
         public static let connectionFailed = Code("connectionFailed")
         /// The connection failed after it was established (closed, reset, protocol error).
@@ -161,6 +166,8 @@ extension KiteError {
         public static let invalidResponse = Code("invalidResponse")
         /// The response body could not be decompressed, or it inflated past the configured limit.
         public static let decompressionFailed = Code("decompressionFailed")
+        /// The response body is larger than the request's or session's maximum response size.
+        public static let responseTooLarge = Code("responseTooLarge")
         /// More redirects than allowed, or a redirect cycle.
         public static let tooManyRedirects = Code("tooManyRedirects")
         /// The session was shut down before the request was sent.

@@ -10,8 +10,7 @@ extension BaseRequest {
         let startDate = Date()
         var outcome = RequestOutcome()
         var firstByte: ContinuousClock.Instant?
-        var bytesSent: Int64 = 0
-        var bytesReceived: Int64 = 0
+        var counter = BodyCounter()
         var redirectCount = 0
         var totalTimer: Task<Void, Never>?
         var totalTimeoutError: KiteError?
@@ -35,17 +34,24 @@ extension BaseRequest {
             }
             try await self.checkpoint()
 
-            let body = draft.body.map { TransportRequestBody.bytes(ByteBuffer(data: $0)) }
-            let response = try await self.session.transport.send(
-                TransportRequest(head: head, body: body, deadline: deadline)
+            let body = try self.makeRequestBody(for: draft).map(self.observingUpload)
+            let (response, finalHead) = try await self.send(
+                head,
+                body: body,
+                deadline: deadline,
+                redirectCount: &redirectCount
             )
             firstByte = clock.now
-            bytesSent = body?.length ?? 0
             outcome.response = response.head
-            outcome.url = response.url
-            redirectCount = response.redirectCount
+            outcome.url = Redirect.url(of: finalHead)
 
-            try await self.receiveBody(response, into: &outcome, bytesReceived: &bytesReceived)
+            counter.total = BodyCounter.expectedLength(of: response.head, method: finalHead.method)
+            counter.limiters = self.downloadLimiters
+            try await self.receiveBody(response, into: &outcome, counter: &counter)
+            if self.downloadReporter.hasObservers {
+                let done = counter.startOffset + counter.received
+                self.downloadReporter.report(completed: done, total: max(done, counter.total ?? done))
+            }
             if let abort = self.storage.withLockedValue({ $0.abortError }) {
                 // The engine may end a cancelled body quietly: never deliver it as complete.
                 throw abort
@@ -60,6 +66,8 @@ extension BaseRequest {
             outcome.error = failure.naming(self.summary).carrying(outcome.response)
         }
         totalTimer?.cancel()
+        self.uploadReporter.finish()
+        self.downloadReporter.finish()
 
         let end = clock.now
         outcome.metrics = ResponseMetrics(
@@ -67,11 +75,73 @@ extension BaseRequest {
             latency: firstByte.map { start.duration(to: $0) },
             requestDuration: start.duration(to: end),
             serializationDuration: .zero,
-            bytesSent: bytesSent,
-            bytesReceived: bytesReceived,
+            bytesSent: self.storage.withLockedValue { $0.bytesSent },
+            bytesReceived: counter.received,
             redirectCount: redirectCount
         )
         self.finishPipeline(with: outcome)
+    }
+
+    /// The request body for `draft`; upload requests override this to stream their source.
+    /// Sends `head` and follows redirects: the response that is not a redirect (or the redirect
+    /// itself when following is off) and the request that got it.
+    private func send(
+        _ head: HTTPRequest,
+        body: TransportRequestBody?,
+        deadline: ContinuousClock.Instant?,
+        redirectCount: inout Int
+    ) async throws(KiteError) -> (TransportResponse, HTTPRequest) {
+        let maximum = self.session.configuration.maximumRedirects
+        var current = head
+        var currentBody = body
+        var visited: Set<String> = [Redirect.url(of: head)?.absoluteString ?? ""]
+        while true {
+            let response = try await self.session.transport.send(
+                TransportRequest(head: current, body: currentBody, deadline: deadline)
+            )
+            if case .bytes(let buffer) = currentBody {
+                self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
+            }
+            guard maximum > 0, let redirect = Redirect(following: response.head, to: current) else {
+                return (response, current)
+            }
+            redirectCount += 1
+            if redirectCount > maximum {
+                throw KiteError(
+                    code: .tooManyRedirects,
+                    message: "the server redirected more than \(maximum) times",
+                    response: response.head
+                )
+            }
+            if !visited.insert(redirect.url.absoluteString).inserted {
+                throw KiteError(
+                    code: .tooManyRedirects,
+                    message: "the server's redirects form a cycle at \(RequestSummary(redirect.head).url)",
+                    response: response.head
+                )
+            }
+            if redirect.keepsBody, let currentBody, !currentBody.isReplayable {
+                throw KiteError(
+                    code: .bodyNotReplayable,
+                    message:
+                        "the server redirected with status \(response.head.status.code), which needs the body again, "
+                        + "but the upload stream cannot be sent twice; upload Data or a file to allow that",
+                    response: response.head
+                )
+            }
+            await Self.discard(response.body)
+            current = redirect.head
+            currentBody = redirect.keepsBody ? currentBody : nil
+        }
+    }
+
+    /// Reads and drops a redirect's body so its connection can be reused; a long one is abandoned.
+    private static func discard(_ body: ByteChunks) async {
+        var iterator = body.makeAsyncIterator()
+        var discarded = 0
+        while discarded < 64 * 1024, let chunk = try? await iterator.next() {
+            discarded += chunk.readableBytes
+        }
     }
 
     private func totalTimeoutError(_ total: Duration) -> KiteError {

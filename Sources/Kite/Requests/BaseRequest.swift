@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 
 /// What every Kite request shares: identity, lifecycle, cancellation and its cURL form.
 ///
@@ -29,6 +30,13 @@ public class BaseRequest: @unchecked Sendable {
         var sentRequest: HTTPRequest?
         var validators: [Validator] = []
         var evaluatedValidators = 0
+        /// Per-request rate limits, set before the request starts.
+        var uploadLimiter: RateLimiter?
+        var downloadLimiter: RateLimiter?
+        /// Request body bytes handed to the engine in the latest attempt.
+        var bytesSent: Int64 = 0
+        /// The data request's own response size limit: `nil` uses the session's, `.some(nil)` has none.
+        var maximumResponseSize: Int64?? = nil
     }
 
     /// A unique identifier.
@@ -44,6 +52,10 @@ public class BaseRequest: @unchecked Sendable {
     let summary: RequestSummary
 
     let storage = NIOLockedValueBox(Storage())
+
+    /// Upload and download progress observers.
+    let uploadReporter = ProgressReporter()
+    let downloadReporter = ProgressReporter()
 
     init(session: Session, draft: Result<RequestDraft, KiteError>) {
         self.session = session
@@ -229,27 +241,71 @@ public class BaseRequest: @unchecked Sendable {
         KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
     }
 
+    /// The request body for `draft`: its in-memory body. Upload requests override this to stream
+    /// their source (data, file, stream or multipart form).
+    func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
+        draft.body.map { .bytes(ByteBuffer(data: $0)) }
+    }
+
     /// Reads the response body into `outcome`; overridden by each kind of request.
     func receiveBody(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
-        bytesReceived: inout Int64
+        counter: inout BodyCounter
     ) async throws(KiteError) {
         var iterator = response.body.makeAsyncIterator()
-        while let chunk = try await self.nextChunk(&iterator) {
-            bytesReceived += Int64(chunk.readableBytes)
-        }
+        while try await self.nextChunk(&iterator, counter: &counter) != nil {}
     }
 
-    /// The next body chunk after waiting out a suspension; engine errors arrive as ``KiteError``.
-    func nextChunk(_ iterator: inout ByteChunks.AsyncIterator) async throws(KiteError) -> ByteBuffer? {
+    /// The next response body chunk, after waiting out a suspension and the download rate limits;
+    /// counts it and reports download progress. Engine errors arrive as ``KiteError``.
+    func nextChunk(
+        _ iterator: inout ByteChunks.AsyncIterator,
+        counter: inout BodyCounter
+    ) async throws(KiteError) -> ByteBuffer? {
         try await self.checkpoint()
+        let chunk: ByteBuffer?
         do {
-            return try await iterator.next()
+            chunk = try await iterator.next()
         } catch let error as KiteError {
             throw error
         } catch {
-            throw self.cancellationError
+            throw KiteError(code: .connectionLost, message: "reading the response failed", underlyingError: error)
         }
+        guard let chunk else { return nil }
+        counter.received += Int64(chunk.readableBytes)
+        if !counter.limiters.isEmpty {
+            do {
+                try await counter.limiters.acquire(chunk.readableBytes)
+            } catch {
+                throw self.storage.withLockedValue { $0.abortError } ?? self.cancellationError
+            }
+        }
+        if self.downloadReporter.hasObservers {
+            self.downloadReporter.report(completed: counter.startOffset + counter.received, total: counter.total)
+        }
+        return chunk
+    }
+}
+
+/// Counts a response body as it arrives, against the total announced by the head.
+struct BodyCounter {
+    /// Bytes of this body received so far.
+    var received: Int64 = 0
+    /// Bytes already on disk before this body (a resumed download).
+    var startOffset: Int64 = 0
+    /// The whole transfer's size, when the head announces it for the bytes Kite will see.
+    var total: Int64?
+    /// Download rate limits to honour.
+    var limiters: [RateLimiter] = []
+
+    /// The body size a response head announces, or `nil` when it does not say or the body is
+    /// content-encoded (the engine decodes it, so `Content-Length` is not the number of bytes seen).
+    static func expectedLength(of response: HTTPResponse, method: HTTPRequest.Method) -> Int64? {
+        if method == .head || response.status.code == 204 || response.status.code == 304 { return 0 }
+        if let encoding = response.headerFields[.contentEncoding], encoding.lowercased() != "identity" {
+            return nil
+        }
+        return response.headerFields[.contentLength].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
     }
 }

@@ -18,7 +18,7 @@ import NIOFoundationCompat
 ///     }
 /// ```
 // @unchecked: adds no stored state to BaseRequest, whose mutable state is behind its lock.
-public final class DataRequest: BaseRequest, @unchecked Sendable {
+public class DataRequest: BaseRequest, @unchecked Sendable {
     /// The response body, once the request is over.
     public var data: Data? {
         self.storage.withLockedValue { $0.machine.outcome?.data }
@@ -27,12 +27,20 @@ public final class DataRequest: BaseRequest, @unchecked Sendable {
     override func receiveBody(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
-        bytesReceived: inout Int64
+        counter: inout BodyCounter
     ) async throws(KiteError) {
+        let limit =
+            self.storage.withLockedValue { $0.maximumResponseSize }
+            ?? self.session.configuration.maximumResponseSize
+        if let limit, let total = counter.total, total > limit {
+            throw self.responseTooLarge(limit: limit, detail: "Content-Length \(total)")
+        }
         var iterator = response.body.makeAsyncIterator()
         var collected: ByteBuffer?
-        while var chunk = try await self.nextChunk(&iterator) {
-            bytesReceived += Int64(chunk.readableBytes)
+        while var chunk = try await self.nextChunk(&iterator, counter: &counter) {
+            if let limit, counter.received > limit {
+                throw self.responseTooLarge(limit: limit, detail: "\(counter.received) bytes arrived")
+            }
             if collected == nil {
                 collected = chunk
             } else {
@@ -40,6 +48,33 @@ public final class DataRequest: BaseRequest, @unchecked Sendable {
             }
         }
         outcome.data = collected.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+    }
+
+    private func responseTooLarge(limit: Int64, detail: String) -> KiteError {
+        KiteError(
+            code: .responseTooLarge,
+            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
+            request: self.summary
+        )
+    }
+
+    /// Limits how large this request's response body may be; a larger one fails with
+    /// `responseTooLarge` before or while it arrives. Overrides
+    /// ``Session/Configuration/maximumResponseSize``; call it before the request starts.
+    ///
+    /// ```swift
+    /// let data = try await session.request("http://127.0.0.1:8080/bytes/1024")
+    ///     .limitResponseSize(to: 512)
+    ///     .serializingData()
+    ///     .value  // throws: the response body exceeds the limit of 512 bytes (Content-Length 1024)
+    /// ```
+    ///
+    /// - Parameter bytes: The limit in bytes, or `nil` for none.
+    /// - Returns: The request.
+    @discardableResult
+    public func limitResponseSize(to bytes: Int64?) -> Self {
+        self.storage.withLockedValue { $0.maximumResponseSize = .some(bytes) }
+        return self
     }
 
     /// The response for `outcome` produced by `serializer`, timing the serialization.

@@ -35,6 +35,16 @@ extension Session {
         /// Which HTTP versions may be used. HTTP/2 is only negotiated over TLS.
         public var httpVersion = HTTPVersionPolicy.automatic
 
+        /// The largest response body a data request holds in memory (100 MiB by default); a larger
+        /// one fails with `responseTooLarge`. `nil` has no limit. Downloads write to disk and are not limited.
+        public var maximumResponseSize: Int64? = 100 * 1024 * 1024
+
+        /// The most request body bytes per second the session's requests send together; `nil` has no limit.
+        public var maximumUploadRate: Int?
+
+        /// The most response body bytes per second the session's requests receive together; `nil` has no limit.
+        public var maximumDownloadRate: Int?
+
         /// How many HTTP/1.1 connections are kept per host.
         public var maximumConnectionsPerHost = 8
 

@@ -38,6 +38,10 @@ public final class Session: Sendable {
     let transport: any Transport
     let logger: Logger
 
+    /// The session-wide rate limits, shared by all its requests.
+    let uploadLimiter: RateLimiter?
+    let downloadLimiter: RateLimiter?
+
     /// Creates a session with its own connections.
     ///
     /// Shut it down with ``shutdown()`` when done; a session released without that is shut down in
@@ -71,6 +75,8 @@ public final class Session: Sendable {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
         self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.uploadLimiter = configuration.maximumUploadRate.map { RateLimiter(bytesPerSecond: $0) }
+        self.downloadLimiter = configuration.maximumDownloadRate.map { RateLimiter(bytesPerSecond: $0) }
     }
 
     deinit {

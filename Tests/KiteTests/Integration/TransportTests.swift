@@ -22,7 +22,7 @@ import Testing
         let url = try await backend.url("/redirect/11")
         let error = try #require(await Session.default.request(url).serializingData().response.error)
         #expect(error.code == .tooManyRedirects)
-        #expect(error.description == "GET \(url) failed: the server redirected more than the allowed number of times")
+        #expect(error.description == "GET \(url) failed: the server redirected more than 10 times")
     }
 
     @Test(arguments: Backend.available)

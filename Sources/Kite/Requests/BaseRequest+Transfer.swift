@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+extension BaseRequest {
+    /// Calls `handler` on `queue` as the request body is sent. Values never go down; the last one of a
+    /// completed upload has `completedBytes == totalBytes`.
+    ///
+    /// ```swift
+    /// session.upload(Data(count: 1_000_000), to: "http://127.0.0.1:8080/upload")
+    ///     .uploadProgress { progress in print(progress) }
+    ///     .responseData { _ in }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where `handler` runs; the session's ``Session/callbackQueue`` by default.
+    ///   - handler: Receives each progress value.
+    /// - Returns: The request.
+    @discardableResult
+    public func uploadProgress(
+        queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (TransferProgress) -> Void
+    ) -> Self {
+        self.uploadReporter.addHandler(queue: queue ?? self.session.callbackQueue, handler)
+        return self
+    }
+
+    /// The upload progress as an async sequence that ends when the request does.
+    ///
+    /// ```swift
+    /// let request = session.upload(fileURL, to: "http://127.0.0.1:8080/upload")
+    /// let task = request.serializingData()
+    /// for await progress in request.uploadProgress() { print(progress.fractionCompleted) }
+    /// ```
+    ///
+    /// - Parameter bufferingPolicy: How many values to keep for a slow reader.
+    /// - Returns: The sequence.
+    public func uploadProgress(
+        bufferingPolicy: AsyncStream<TransferProgress>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<TransferProgress> {
+        self.uploadReporter.makeStream(bufferingPolicy: bufferingPolicy)
+    }
+
+    /// Calls `handler` on `queue` as the response body arrives. The total comes from `Content-Length`
+    /// only when the body is not content-encoded; the last value of a completed download has
+    /// `completedBytes == totalBytes`.
+    ///
+    /// ```swift
+    /// session.request("http://127.0.0.1:8080/bytes/100000")
+    ///     .downloadProgress { progress in print(progress) }
+    ///     .responseData { _ in }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where `handler` runs; the session's ``Session/callbackQueue`` by default.
+    ///   - handler: Receives each progress value.
+    /// - Returns: The request.
+    @discardableResult
+    public func downloadProgress(
+        queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (TransferProgress) -> Void
+    ) -> Self {
+        self.downloadReporter.addHandler(queue: queue ?? self.session.callbackQueue, handler)
+        return self
+    }
+
+    /// The download progress as an async sequence that ends when the request does.
+    ///
+    /// ```swift
+    /// let request = session.request("http://127.0.0.1:8080/drip?numbytes=5&duration=1")
+    /// let task = request.serializingData()
+    /// for await progress in request.downloadProgress() { print(progress.completedBytes) }
+    /// ```
+    ///
+    /// - Parameter bufferingPolicy: How many values to keep for a slow reader.
+    /// - Returns: The sequence.
+    public func downloadProgress(
+        bufferingPolicy: AsyncStream<TransferProgress>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<TransferProgress> {
+        self.downloadReporter.makeStream(bufferingPolicy: bufferingPolicy)
+    }
+
+    /// Sends this request's body no faster than `bytesPerSecond` (a token bucket), on top of the
+    /// session's ``Session/Configuration/maximumUploadRate``. Call it before the request starts.
+    ///
+    /// ```swift
+    /// session.upload(fileURL, to: "http://127.0.0.1:8080/upload").limitUploadRate(to: 64 * 1024)
+    /// ```
+    ///
+    /// - Parameter bytesPerSecond: The rate.
+    /// - Returns: The request.
+    @discardableResult
+    public func limitUploadRate(to bytesPerSecond: Int) -> Self {
+        self.storage.withLockedValue { $0.uploadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
+        return self
+    }
+
+    /// Reads this request's response body no faster than `bytesPerSecond` (a token bucket), on top
+    /// of the session's ``Session/Configuration/maximumDownloadRate``. Reading slower makes the
+    /// server send slower. Call it before the request starts.
+    ///
+    /// ```swift
+    /// session.download("http://127.0.0.1:8080/bytes/1000000").limitDownloadRate(to: 256 * 1024)
+    /// ```
+    ///
+    /// - Parameter bytesPerSecond: The rate.
+    /// - Returns: The request.
+    @discardableResult
+    public func limitDownloadRate(to bytesPerSecond: Int) -> Self {
+        self.storage.withLockedValue { $0.downloadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
+        return self
+    }
+
+    var uploadLimiters: [RateLimiter] {
+        let own = self.storage.withLockedValue { $0.uploadLimiter }
+        return [own, self.session.uploadLimiter].compactMap { $0 }
+    }
+
+    var downloadLimiters: [RateLimiter] {
+        let own = self.storage.withLockedValue { $0.downloadLimiter }
+        return [own, self.session.downloadLimiter].compactMap { $0 }
+    }
+
+    /// `body` with its bytes counted as the engine pulls them: suspension and the upload rate limits
+    /// are honoured per chunk, and upload progress is reported.
+    func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
+        guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
+        return .stream(length: length, replayable: replayable) { [self] in
+            let source = makeChunks()
+            let limiters = self.uploadLimiters
+            return ByteChunks(makeNext: {
+                var iterator = source.makeAsyncIterator()
+                var sent: Int64 = 0
+                return { () async throws -> ByteBuffer? in
+                    try await self.checkpoint()
+                    guard let chunk = try await iterator.next() else { return nil }
+                    if !limiters.isEmpty {
+                        try await limiters.acquire(chunk.readableBytes)
+                    }
+                    sent += Int64(chunk.readableBytes)
+                    self.countUpload(sent, total: length)
+                    return chunk
+                }
+            })
+        }
+    }
+
+    /// Records that `sent` body bytes of this attempt went to the engine.
+    func countUpload(_ sent: Int64, total: Int64?) {
+        self.storage.withLockedValue { $0.bytesSent = sent }
+        if self.uploadReporter.hasObservers {
+            self.uploadReporter.report(completed: sent, total: total)
+        }
+    }
+}

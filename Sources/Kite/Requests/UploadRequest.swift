@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
+
+/// A data request whose body comes from `Data`, a file, an async byte sequence or a multipart form,
+/// streamed to the server as the engine pulls it, with upload progress.
+///
+/// ```swift
+/// let receipt = try await session.upload(Data(repeating: 7, count: 1 << 20), to: "http://127.0.0.1:8080/upload")
+///     .uploadProgress { print($0) }
+///     .validate()
+///     .serializingJSON()
+///     .value
+/// ```
+// @unchecked: adds only an immutable `source` to DataRequest, whose mutable state is behind its lock.
+public final class UploadRequest: DataRequest, @unchecked Sendable {
+    /// Where the body comes from.
+    enum Source: Sendable {
+        case data(Data)
+        case stream(OneShotBody)
+    }
+
+    let source: Source
+
+    /// The size of the slices an in-memory body is handed to the engine in, so progress moves smoothly.
+    static let chunkSize = 64 * 1024
+
+    init(session: Session, draft: Result<RequestDraft, KiteError>, source: Source) {
+        self.source = source
+        super.init(session: session, draft: draft)
+    }
+
+    override func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
+        switch self.source {
+        case .data(let data):
+            let buffer = ByteBuffer(data: data)
+            return .stream(length: Int64(buffer.readableBytes)) {
+                ByteChunks(chunks: Self.slices(of: buffer, size: Self.chunkSize))
+            }
+        case .stream(let body):
+            return .stream(length: body.length, replayable: false) { body.makeChunks(summary: self.summary) }
+        }
+    }
+
+    /// `buffer` cut into slices of at most `size` bytes, sharing its storage.
+    static func slices(of buffer: ByteBuffer, size: Int) -> [ByteBuffer] {
+        var remaining = buffer
+        var slices: [ByteBuffer] = []
+        slices.reserveCapacity(buffer.readableBytes / size + 1)
+        while let slice = remaining.readSlice(length: min(size, remaining.readableBytes)), slice.readableBytes > 0 {
+            slices.append(slice)
+        }
+        return slices
+    }
+}
+
+/// A caller's async byte sequence as a body: read once, checked against its declared length, and
+/// refused (with `bodyNotReplayable`) if a redirect needs it again.
+final class OneShotBody: Sendable {
+    let length: Int64?
+    private let makeIterator: @Sendable () -> (() async throws -> ByteBuffer?)
+    private let used = NIOLockedValueBox(false)
+
+    init<Stream: AsyncSequence & Sendable>(_ stream: Stream, length: Int64?) where Stream.Element: DataProtocol {
+        self.length = length
+        self.makeIterator = {
+            var iterator = stream.makeAsyncIterator()
+            return {
+                guard let bytes = try await iterator.next() else { return nil }
+                return ByteBuffer(bytes: bytes)
+            }
+        }
+    }
+
+    func makeChunks(summary: RequestSummary) -> ByteChunks {
+        let first = self.used.withLockedValue { used in
+            defer { used = true }
+            return !used
+        }
+        guard first else {
+            return ByteChunks(makeNext: {
+                {
+                    throw KiteError(
+                        code: .bodyNotReplayable,
+                        message: "the upload stream was already sent and cannot be sent again after a redirect; "
+                            + "upload Data or a file to allow that",
+                        request: summary
+                    )
+                }
+            })
+        }
+        let length = self.length
+        let makeIterator = self.makeIterator
+        return ByteChunks(makeNext: {
+            let next = makeIterator()
+            var produced: Int64 = 0
+            return { () async throws -> ByteBuffer? in
+                let chunk: ByteBuffer?
+                do {
+                    chunk = try await next()
+                } catch let error as KiteError {
+                    throw error
+                } catch {
+                    throw KiteError(
+                        code: .uploadFailed,
+                        message: "the upload stream failed after \(produced) bytes: \(error)",
+                        request: summary,
+                        underlyingError: error
+                    )
+                }
+                guard let chunk else {
+                    if let length, produced != length {
+                        throw Self.lengthMismatch(produced: produced, declared: length, summary: summary)
+                    }
+                    return nil
+                }
+                produced += Int64(chunk.readableBytes)
+                if let length, produced > length {
+                    throw Self.lengthMismatch(produced: produced, declared: length, summary: summary)
+                }
+                return chunk
+            }
+        })
+    }
+
+    private static func lengthMismatch(produced: Int64, declared: Int64, summary: RequestSummary) -> KiteError {
+        let amount = produced > declared ? "more than \(declared)" : "\(produced)"
+        return KiteError(
+            code: .uploadFailed,
+            message: "the upload stream produced \(amount) bytes, but its declared length is \(declared)",
+            request: summary
+        )
+    }
+}

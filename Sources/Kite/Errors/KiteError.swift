@@ -168,6 +168,11 @@ extension KiteError {
         public static let decompressionFailed = Code("decompressionFailed")
         /// The response body is larger than the request's or session's maximum response size.
         public static let responseTooLarge = Code("responseTooLarge")
+        /// A download's file could not be written, moved into place or read.
+        public static let downloadFailed = Code("downloadFailed")
+        /// A download could not be resumed: invalid resume data, the server refused the range, or
+        /// the file changed on the server.
+        public static let resumeFailed = Code("resumeFailed")
         /// More redirects than allowed, or a redirect cycle.
         public static let tooManyRedirects = Code("tooManyRedirects")
         /// The session was shut down before the request was sent.

@@ -79,7 +79,7 @@ extension BaseRequest {
             bytesReceived: counter.received,
             redirectCount: redirectCount
         )
-        self.finishPipeline(with: outcome)
+        await self.finishPipeline(with: outcome)
     }
 
     /// The request body for `draft`; upload requests override this to stream their source.
@@ -165,8 +165,9 @@ extension BaseRequest {
     }
 
     /// Runs the validators (also those added while they run), stores the outcome and runs the handlers.
-    private func finishPipeline(with pipelineOutcome: RequestOutcome) {
+    private func finishPipeline(with pipelineOutcome: RequestOutcome) async {
         var outcome = pipelineOutcome
+        var finalized = false
         while true {
             let (pending, handlers) = self.storage.withLockedValue {
                 storage -> ([Validator], [Handler]?) in
@@ -178,11 +179,17 @@ extension BaseRequest {
                 if storage.machine.state == .cancelled, outcome.error == nil {
                     outcome.error = storage.abortError ?? self.cancellationError
                 }
+                guard finalized else { return ([], nil) }
                 return ([], storage.machine.finish(with: outcome))
             }
             if let handlers {
                 for handler in handlers { handler(outcome) }
                 return
+            }
+            if pending.isEmpty {
+                outcome = await self.finalize(outcome)
+                finalized = true
+                continue
             }
             guard outcome.error == nil, outcome.response != nil else { continue }
             for validator in pending {

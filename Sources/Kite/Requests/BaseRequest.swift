@@ -237,6 +237,26 @@ public class BaseRequest: @unchecked Sendable {
         }
     }
 
+    /// Runs a serializer: a ``KiteError`` it throws names this request; any other error becomes
+    /// `responseSerializationFailed`.
+    func serialize<Value>(_ outcome: RequestOutcome, _ body: () throws -> Value) -> Result<Value, KiteError> {
+        do {
+            return .success(try body())
+        } catch let error as KiteError {
+            return .failure(error.naming(self.summary).carrying(outcome.response))
+        } catch {
+            return .failure(
+                KiteError(
+                    code: .responseSerializationFailed,
+                    message: "the response could not be serialized: \(error)",
+                    request: self.summary,
+                    response: outcome.response,
+                    underlyingError: error
+                )
+            )
+        }
+    }
+
     var cancellationError: KiteError {
         KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
     }
@@ -245,6 +265,11 @@ public class BaseRequest: @unchecked Sendable {
     /// their source (data, file, stream or multipart form).
     func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
         draft.body.map { .bytes(ByteBuffer(data: $0)) }
+    }
+
+    /// Last step before handlers run, after validation: downloads move their file into place here.
+    func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
+        outcome
     }
 
     /// Reads the response body into `outcome`; overridden by each kind of request.

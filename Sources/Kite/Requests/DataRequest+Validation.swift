@@ -23,24 +23,11 @@ extension DataRequest {
     /// - Returns: The request.
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
-        let summary = self.summary
-        self.appendValidator { outcome in
-            guard let response = outcome.response else { return nil }
-            switch validation(outcome.request, response, outcome.data) {
-            case .success:
-                return nil
-            case .failure(let error as KiteError):
-                return error
-            case .failure(let error):
-                return KiteError(
-                    code: .responseValidationFailed,
-                    message: "custom validation failed: \(error)",
-                    request: summary,
-                    response: response,
-                    underlyingError: error
-                )
+        self.appendValidator(
+            ResponseValidation.validator(summary: self.summary) { outcome, response in
+                validation(outcome.request, response, outcome.data)
             }
-        }
+        )
         return self
     }
 
@@ -55,18 +42,7 @@ extension DataRequest {
     @discardableResult
     public func validate<Codes: Sequence & Sendable>(statusCode acceptableStatusCodes: Codes) -> Self
     where Codes.Element == Int {
-        self.validate { _, response, _ in
-            guard acceptableStatusCodes.contains(response.status.code) else {
-                return .failure(
-                    KiteError(
-                        code: .responseValidationFailed,
-                        message: "response status \(response.status.code) is not in \(acceptableStatusCodes)",
-                        response: response
-                    )
-                )
-            }
-            return .success(())
-        }
+        self.validate { _, response, _ in ResponseValidation.status(response, in: acceptableStatusCodes) }
     }
 
     /// Fails the request unless its `Content-Type` matches one of `acceptableContentTypes`
@@ -81,7 +57,11 @@ extension DataRequest {
     @discardableResult
     public func validate(contentType acceptableContentTypes: [String]) -> Self {
         self.validate { _, response, data in
-            Self.validateContentType(response: response, data: data, acceptable: acceptableContentTypes)
+            ResponseValidation.contentType(
+                response,
+                bodyIsEmpty: data?.isEmpty ?? true,
+                acceptable: acceptableContentTypes
+            )
         }
     }
 
@@ -97,41 +77,12 @@ extension DataRequest {
     public func validate() -> Self {
         self.validate(statusCode: 200..<300)
             .validate { request, response, data in
-                guard let accept = request?.headerFields[.accept] else { return .success(()) }
-                let acceptable = accept.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                return Self.validateContentType(response: response, data: data, acceptable: acceptable)
+                guard let acceptable = ResponseValidation.acceptedTypes(of: request) else { return .success(()) }
+                return ResponseValidation.contentType(
+                    response,
+                    bodyIsEmpty: data?.isEmpty ?? true,
+                    acceptable: acceptable
+                )
             }
-    }
-
-    private static func validateContentType(
-        response: HTTPResponse,
-        data: Data?,
-        acceptable: [String]
-    ) -> Result<Void, any Error> {
-        guard let data, !data.isEmpty else { return .success(()) }
-        let acceptableTypes = acceptable.compactMap(MediaType.init)
-        if acceptableTypes.isEmpty || acceptableTypes.contains(where: { $0.type == "*" && $0.subtype == "*" }) {
-            return .success(())
-        }
-        let list = acceptableTypes.map(\.description).joined(separator: ", ")
-        guard let contentType = response.headerFields[.contentType] else {
-            return .failure(
-                KiteError(
-                    code: .responseValidationFailed,
-                    message: "the response has no Content-Type, but one of \(list) was expected",
-                    response: response
-                )
-            )
-        }
-        guard let mediaType = MediaType(contentType), acceptableTypes.contains(where: { $0.matches(mediaType) }) else {
-            return .failure(
-                KiteError(
-                    code: .responseValidationFailed,
-                    message: "response Content-Type \"\(contentType)\" is not one of \(list)",
-                    response: response
-                )
-            )
-        }
-        return .success(())
     }
 }

@@ -84,27 +84,12 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
     ) -> DataResponse<Serializer.SerializedObject, KiteError> {
         let clock = ContinuousClock()
         let start = clock.now
-        let result: Result<Serializer.SerializedObject, KiteError>
-        do {
-            result = .success(
-                try serializer.serialize(
-                    request: outcome.request,
-                    response: outcome.response,
-                    data: outcome.data,
-                    error: outcome.error
-                )
-            )
-        } catch let error as KiteError {
-            result = .failure(error.naming(self.summary).carrying(outcome.response))
-        } catch {
-            result = .failure(
-                KiteError(
-                    code: .responseSerializationFailed,
-                    message: "the response could not be serialized: \(error)",
-                    request: self.summary,
-                    response: outcome.response,
-                    underlyingError: error
-                )
+        let result = self.serialize(outcome) {
+            try serializer.serialize(
+                request: outcome.request,
+                response: outcome.response,
+                data: outcome.data,
+                error: outcome.error
             )
         }
         return DataResponse(

@@ -10,6 +10,10 @@ struct RequestOutcome: Sendable {
     var url: URL?
     /// The body of data requests.
     var data: Data?
+    /// Where a download's file is: temporary until validation passed, then its destination.
+    var fileURL: URL?
+    /// A failed or cancelled download's token for `download(resumingWith:)`.
+    var resumeData: Data?
     /// Why the request failed, including validation.
     var error: KiteError?
     /// The timeline, without serialization.

@@ -25,15 +25,7 @@ public struct DataTask<Value: Sendable>: Sendable {
 
     /// The whole response, once the request is over and serialized.
     public var response: DataResponse<Value, KiteError> {
-        get async {
-            guard self.automaticallyCancelling else { return await self.promise.value }
-            let request = self.request
-            return await withTaskCancellationHandler {
-                await self.promise.value
-            } onCancel: {
-                request.cancel()
-            }
-        }
+        get async { await self.promise.value(cancelling: self.automaticallyCancelling ? self.request : nil) }
     }
 
     /// The serialized value or the error.
@@ -82,6 +74,16 @@ final class Promise<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(returning: value) }
     }
 
+    /// The value; when the awaiting task is cancelled, `request` (if any) is cancelled too.
+    func value(cancelling request: BaseRequest?) async -> Value {
+        guard let request else { return await self.value }
+        return await withTaskCancellationHandler {
+            await self.value
+        } onCancel: {
+            request.cancel()
+        }
+    }
+
     var value: Value {
         get async {
             if case .fulfilled(let value) = self.state.withLockedValue({ $0 }) { return value }
@@ -99,5 +101,66 @@ final class Promise<Value: Sendable>: Sendable {
                 if let ready { continuation.resume(returning: ready) }
             }
         }
+    }
+}
+
+/// The async handle of a serialized download: await its ``value``, ``result`` or ``response``.
+///
+/// Cancelling the task that awaits cancels the download (unless made with `automaticallyCancelling: false`).
+///
+/// ```swift
+/// let fileURL = try await session.download("http://127.0.0.1:8080/bytes/64").serializingDownloadedFileURL().value
+/// ```
+public struct DownloadTask<Value: Sendable>: Sendable {
+    /// The download being serialized.
+    public let request: DownloadRequest
+    private let promise: Promise<DownloadResponse<Value, KiteError>>
+    private let automaticallyCancelling: Bool
+
+    init(
+        request: DownloadRequest,
+        promise: Promise<DownloadResponse<Value, KiteError>>,
+        automaticallyCancelling: Bool
+    ) {
+        self.request = request
+        self.promise = promise
+        self.automaticallyCancelling = automaticallyCancelling
+    }
+
+    /// The whole response, once the download is over and serialized.
+    public var response: DownloadResponse<Value, KiteError> {
+        get async { await self.promise.value(cancelling: self.automaticallyCancelling ? self.request : nil) }
+    }
+
+    /// The serialized value or the error.
+    public var result: Result<Value, KiteError> {
+        get async { await self.response.result }
+    }
+
+    /// The serialized value.
+    ///
+    /// - Throws: ``KiteError`` when the download, validation or serialization failed.
+    public var value: Value {
+        get async throws(KiteError) { try await self.result.get() }
+    }
+
+    /// Cancels the download.
+    public func cancel() {
+        self.request.cancel()
+    }
+
+    /// Cancels the download, keeping its bytes for resuming when the server allows it.
+    public func cancelProducingResumeData() {
+        self.request.cancel(producingResumeData: true)
+    }
+
+    /// Resumes the download.
+    public func resume() {
+        self.request.resume()
+    }
+
+    /// Suspends the download.
+    public func suspend() {
+        self.request.suspend()
     }
 }

@@ -146,7 +146,7 @@ extension Session {
         return Self.applying(modifier, to: draft)
     }
 
-    private static func applying(
+    static func applying(
         _ modifier: RequestModifier?,
         to draft: RequestDraft
     ) -> Result<RequestDraft, KiteError> {

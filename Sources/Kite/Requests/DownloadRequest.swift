@@ -1,0 +1,266 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A request whose response body streams to a file on disk, in constant memory.
+///
+/// The bytes go to a temporary file as they arrive; only when the download completed and passed
+/// validation is the file moved to its destination (atomically, so an existing file there is never
+/// half-overwritten). A failed or invalid download leaves nothing at the destination. A download
+/// cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived carries resume data
+/// for ``Session/download(resumingWith:to:)``.
+///
+/// ```swift
+/// let destination: DownloadRequest.Destination = { _, _ in
+///     (URL(fileURLWithPath: "/tmp/kite/report.pdf"), [.createIntermediateDirectories, .removePreviousFile])
+/// }
+/// let fileURL = try await session.download("http://127.0.0.1:8080/bytes/1048576", to: destination)
+///     .validate()
+///     .serializingDownloadedFileURL()
+///     .value
+/// ```
+// @unchecked: the added mutable state lives in `download`, a NIOLockedValueBox; the rest is immutable.
+public final class DownloadRequest: BaseRequest, @unchecked Sendable {
+    /// Where a completed, validated download goes: given the temporary file and the response head,
+    /// returns the destination and how to put the file there.
+    public typealias Destination =
+        @Sendable (_ temporaryURL: URL, _ response: HTTPResponse) -> (destinationURL: URL, options: Options)
+
+    /// How a download is put at its destination.
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+
+        /// Creates options from their raw value.
+        ///
+        /// - Parameter rawValue: The bits.
+        public init(rawValue: Int) {
+            self.rawValue = rawValue
+        }
+
+        /// Create missing directories on the way to the destination.
+        public static let createIntermediateDirectories = Options(rawValue: 1 << 0)
+        /// Replace a file already at the destination (atomically); without it, an existing file
+        /// makes the download fail with `downloadFailed`.
+        public static let removePreviousFile = Options(rawValue: 1 << 1)
+    }
+
+    struct State {
+        /// The temporary file bytes are written to.
+        var partialURL: URL?
+        /// Bytes in the partial file.
+        var bytesOnDisk: Int64 = 0
+        /// Whether the server's response allows resuming (validators, ranges, no content coding).
+        var resumable: ResumeData?
+        /// Whether a cancel should keep the partial file and produce resume data.
+        var producingResumeData = false
+    }
+
+    let destination: Destination?
+    /// The download this one resumes, when made from resume data.
+    let resuming: ResumeData?
+    let download = NIOLockedValueBox(State())
+
+    init(
+        session: Session,
+        draft: Result<RequestDraft, KiteError>,
+        destination: Destination?,
+        resuming: ResumeData? = nil
+    ) {
+        self.destination = destination
+        self.resuming = resuming
+        super.init(session: session, draft: draft)
+    }
+
+    /// The file, once the download is over: its destination, or the temporary file when no
+    /// destination was given. `nil` when it failed.
+    public var fileURL: URL? {
+        self.storage.withLockedValue { $0.machine.outcome?.fileURL }
+    }
+
+    /// The token to resume a cancelled or failed download with, once it is over.
+    public var resumeData: Data? {
+        self.storage.withLockedValue { $0.machine.outcome?.resumeData }
+    }
+
+    /// Cancels the download; with `producingResumeData`, keeps the bytes received so far and puts a
+    /// resume token in the response (when the server allows resuming: it sent `ETag` or
+    /// `Last-Modified`, the body was not content-encoded and ranges are not refused).
+    ///
+    /// ```swift
+    /// request.cancel(producingResumeData: true)
+    /// let resumeData = await request.serializingDownloadedFileURL().response.resumeData
+    /// ```
+    ///
+    /// - Parameter producingResumeData: Whether to keep the partial file for resuming.
+    /// - Returns: The request.
+    @discardableResult
+    public func cancel(producingResumeData: Bool) -> Self {
+        self.download.withLockedValue { $0.producingResumeData = producingResumeData }
+        self.cancel()
+        return self
+    }
+
+    /// Cancels the download keeping its bytes, and calls `completionHandler` with the resume token
+    /// (or `nil` when the download cannot be resumed) once the request has stopped.
+    ///
+    /// ```swift
+    /// request.cancel { resumeData in store(resumeData) }
+    /// ```
+    ///
+    /// - Parameter completionHandler: Receives the resume data.
+    /// - Returns: The request.
+    @discardableResult
+    public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) -> Self {
+        self.cancel(producingResumeData: true)
+        self.appendHandler { outcome in completionHandler(outcome.resumeData) }
+        return self
+    }
+
+    override func receiveBody(
+        _ response: TransportResponse,
+        into outcome: inout RequestOutcome,
+        counter: inout BodyCounter
+    ) async throws(KiteError) {
+        let head = response.head
+        let method = outcome.request?.method ?? .get
+        var offset: Int64 = 0
+        var partialURL: URL
+        if let resuming, let partial = resuming.partialFileURL {
+            partialURL = partial
+            self.download.withLockedValue { $0.partialURL = partial }
+            offset = try self.resumeOffset(for: head, resuming: resuming)
+            if offset > 0 {
+                counter.startOffset = offset
+                counter.total = ContentRange(head.headerFields[.contentRange] ?? "")?.completeLength
+            }
+        } else {
+            partialURL = try DownloadFiles.makeTemporaryURL(extension: "partial", summary: self.summary)
+        }
+        let resumable = ResumeData(response: head, request: outcome.request, method: method, partialFileURL: partialURL)
+        self.download.withLockedValue { state in
+            state.partialURL = partialURL
+            state.bytesOnDisk = offset
+            state.resumable = resumable
+        }
+        outcome.fileURL = partialURL
+
+        let summary = self.summary
+        let file: PoolFile
+        do {
+            file = try await PoolFile.openForWriting(partialURL.path, truncate: offset == 0)
+        } catch {
+            throw KiteError(
+                code: .downloadFailed,
+                message: "the temporary file \(partialURL.path) could not be opened: \(error)",
+                request: summary,
+                underlyingError: error
+            )
+        }
+        do throws(KiteError) {
+            var iterator = response.body.makeAsyncIterator()
+            var position = offset
+            while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
+                do {
+                    try await file.write(chunk, at: position)
+                } catch {
+                    throw KiteError(
+                        code: .downloadFailed,
+                        message: "writing \(partialURL.path) failed after \(position) bytes: \(error)",
+                        request: summary,
+                        underlyingError: error
+                    )
+                }
+                position += Int64(chunk.readableBytes)
+                self.download.withLockedValue { $0.bytesOnDisk = position }
+            }
+        } catch {
+            await file.close()
+            throw error
+        }
+        await file.close()
+    }
+
+    /// Where the body of a resumed download starts: the partial file's length after a 206 that
+    /// continues it, 0 after a 200 (the server sent the whole file again).
+    private func resumeOffset(for head: HTTPResponse, resuming: ResumeData) throws(KiteError) -> Int64 {
+        switch head.status.code {
+        case 206:
+            guard let range = ContentRange(head.headerFields[.contentRange] ?? ""), range.start == resuming.bytes else {
+                throw KiteError(
+                    code: .resumeFailed,
+                    message: "the server resumed with Content-Range \"\(head.headerFields[.contentRange] ?? "")\", "
+                        + "not at byte \(resuming.bytes)",
+                    request: self.summary,
+                    response: head
+                )
+            }
+            if let expected = resuming.entityTag, let actual = head.headerFields[.eTag], expected != actual {
+                throw KiteError(
+                    code: .resumeFailed,
+                    message: "the file changed on the server (ETag \(expected) is now \(actual)); download it again",
+                    request: self.summary,
+                    response: head
+                )
+            }
+            return resuming.bytes
+        case 416:
+            throw KiteError(
+                code: .resumeFailed,
+                message: "the server cannot resume at byte \(resuming.bytes) (416 Range Not Satisfiable); "
+                    + "the file may have changed on the server, download it again",
+                request: self.summary,
+                response: head
+            )
+        default:
+            return 0
+        }
+    }
+
+    override func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
+        var outcome = outcome
+        let state = self.download.withLockedValue { $0 }
+        guard let partialURL = state.partialURL else { return outcome }
+        if let error = outcome.error {
+            outcome.fileURL = nil
+            if let resume = state.resumable, state.bytesOnDisk > 0, self.keepsBytes(after: error, state: state) {
+                outcome.resumeData = resume.with(bytes: state.bytesOnDisk).encoded()
+            } else {
+                DownloadFiles.remove(partialURL)
+            }
+            return outcome
+        }
+        do {
+            outcome.fileURL = try self.moveIntoPlace(partialURL, response: outcome.response, url: outcome.url)
+        } catch {
+            DownloadFiles.remove(partialURL)
+            outcome.fileURL = nil
+            outcome.error = error.naming(self.summary).carrying(outcome.response)
+        }
+        return outcome
+    }
+
+    /// Whether a failed download keeps its bytes for resuming: when cancelled to produce resume data,
+    /// or when the transfer broke off (not when the response was refused by validation).
+    private func keepsBytes(after error: KiteError, state: State) -> Bool {
+        switch error.code {
+        case .cancelled: state.producingResumeData
+        case .connectionLost, .timedOut: true
+        default: false
+        }
+    }
+
+    private func moveIntoPlace(_ partialURL: URL, response: HTTPResponse?, url: URL?) throws(KiteError) -> URL {
+        guard let response, let destination = self.destination else {
+            let temporary = try DownloadFiles.makeTemporaryURL(extension: "download", summary: self.summary)
+            try DownloadFiles.move(partialURL, to: temporary, options: [], summary: self.summary)
+            return temporary
+        }
+        let (target, options) = DownloadRequest.$responseURL.withValue(url) { destination(partialURL, response) }
+        try DownloadFiles.move(partialURL, to: target, options: options, summary: self.summary)
+        return target
+    }
+
+    /// The URL that answered, for destinations that name files after it.
+    @TaskLocal static var responseURL: URL?
+}

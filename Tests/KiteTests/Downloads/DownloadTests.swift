@@ -1,0 +1,232 @@
+import Foundation
+import Kite
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import Kite
+
+@Suite struct DownloadTests {
+    /// A fresh folder under the temporary directory, removed by the caller.
+    static func makeFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kite-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// httpbin's `/range/{n}` body.
+    static func rangeBody(_ count: Int) -> Data {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        return Data((0..<count).map { alphabet[$0 % 26] })
+    }
+
+    static func destination(_ url: URL, _ options: DownloadRequest.Options = []) -> DownloadRequest.Destination {
+        { _, _ in (url, options) }
+    }
+
+    @Test(arguments: Backend.available)
+    func aDownloadLandsAtItsDestinationByteForByte(backend: Backend) async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("nested/dir/range.bin")
+        let request = Session.default.download(
+            try await backend.url("/range/100000"),
+            to: Self.destination(target, [.createIntermediateDirectories])
+        )
+        let progress = request.downloadProgress()
+        let response = await request.validate().serializingDownloadedFileURL().response
+        #expect(response.value == target)
+        #expect(response.fileURL == target)
+        #expect(try Data(contentsOf: target) == Self.rangeBody(100_000))
+        var last: TransferProgress?
+        for await value in progress { last = value }
+        #expect(last == TransferProgress(completedBytes: 100_000, totalBytes: 100_000))
+        #expect(response.metrics?.bytesReceived == 100_000)
+    }
+
+    @Test(arguments: Backend.available)
+    func withoutADestinationTheFileStaysAtATemporaryURL(backend: Backend) async throws {
+        let response = await Session.default.download(try await backend.url("/bytes/2048?seed=9"))
+            .serializingData()
+            .response
+        let fileURL = try #require(response.fileURL)
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(fileURL.path.hasPrefix(DownloadFiles.directory.path))
+        #expect(fileURL.pathExtension == "download")
+        #expect(response.value == (try Data(contentsOf: fileURL)))
+        let direct = try await Session.default.request(try await backend.url("/bytes/2048?seed=9")).serializingData()
+            .value
+        #expect(response.value == direct, "the same seeded bytes as a data request")
+    }
+
+    @Test(arguments: Backend.available)
+    func anInvalidDownloadLeavesNothingBehind(backend: Backend) async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("missing.bin")
+        let request = Session.default.download(try await backend.url("/status/404"), to: Self.destination(target))
+        let response = await request.validate().serializingDownloadedFileURL().response
+        #expect(response.error?.code == .responseValidationFailed)
+        #expect(response.fileURL == nil)
+        #expect(response.resumeData == nil)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        #expect(!FileManager.default.fileExists(atPath: partial.path), "no stray temporary file")
+    }
+
+    @Test func anExistingFileIsKeptUnlessReplacingIsAllowed() async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("existing.txt")
+        try Data("old".utf8).write(to: target)
+        let url = try await Backend.inProcess.url("/range/26")
+
+        let refused = await Session.default.download(url, to: Self.destination(target)).serializingDownloadedFileURL()
+            .response
+        let error = try #require(refused.error)
+        #expect(error.code == .downloadFailed)
+        #expect(error.message == "a file already exists at \(target.path) (pass .removePreviousFile to replace it)")
+        #expect(try Data(contentsOf: target) == Data("old".utf8))
+
+        let replaced = await Session.default.download(url, to: Self.destination(target, [.removePreviousFile]))
+            .serializingDownloadedFileURL().response
+        #expect(replaced.error == nil)
+        #expect(try Data(contentsOf: target) == Self.rangeBody(26))
+
+        let missingFolder = folder.appendingPathComponent("no/such/folder/file")
+        let noFolder = await Session.default.download(url, to: Self.destination(missingFolder))
+            .serializingDownloadedFileURL().response
+        #expect(
+            noFolder.error?.message
+                == "the destination folder \(missingFolder.deletingLastPathComponent().path) does not exist (pass .createIntermediateDirectories to create it)"
+        )
+    }
+
+    @Test(arguments: Backend.available, [0.2, 0.5, 0.8])
+    func aCancelledDownloadResumesToAByteIdenticalFile(backend: Backend, fraction: Double) async throws {
+        let size = 100_000  // httpbin's /range allows 100 kB at most
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("resumed.bin")
+        let url = try await backend.url("/range/\(size)?duration=2&chunk_size=4096")
+        let request = Session.default.download(url, to: Self.destination(target))
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes >= Int64(Double(size) * fraction) {
+            request.cancel(producingResumeData: true)
+            break
+        }
+        let cancelled = await task.response
+        #expect(cancelled.error?.code == .cancelled)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        let resumeData = try #require(cancelled.resumeData)
+
+        let resumed = await Session.default.download(resumingWith: resumeData, to: Self.destination(target))
+            .validate()
+            .serializingDownloadedFileURL()
+            .response
+        #expect(resumed.error == nil, "\(String(describing: resumed.error))")
+        #expect(resumed.response?.status.code == 206)
+        #expect(try Data(contentsOf: target) == Self.rangeBody(size))
+        #expect((resumed.metrics?.bytesReceived ?? 0) < Int64(size), "only the rest was downloaded")
+    }
+
+    @Test(arguments: Backend.available)
+    func resumingAfterTheFileChangedRestartsOrFailsClearly(backend: Backend) async throws {
+        let size = 5000
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let partial = folder.appendingPathComponent("partial.bin")
+        try Self.rangeBody(1000).write(to: partial)
+        let url = try await backend.url("/range/\(size)")
+        let token = """
+            {"bytes":1000,"entityTag":"\\"some-old-version\\"","headers":[],"partialFilePath":"\(partial.path)",\
+            "url":"\(url)","version":1}
+            """
+        let target = folder.appendingPathComponent("changed.bin")
+        let response = await Session.default.download(resumingWith: Data(token.utf8), to: Self.destination(target))
+            .validate()
+            .serializingDownloadedFileURL()
+            .response
+        if response.response?.status.code == 200 {
+            // If-Range did its job: the server sent the whole new file.
+            #expect(response.error == nil)
+            #expect(try Data(contentsOf: target) == Self.rangeBody(size))
+        } else {
+            // A server that ignores If-Range: the changed ETag is caught.
+            #expect(response.error?.code == .resumeFailed)
+            #expect(response.error?.message.hasPrefix("the file changed on the server") == true)
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+        }
+    }
+
+    @Test func aRangeTheServerCannotSatisfyIsAResumeError() async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let partial = folder.appendingPathComponent("too-long.bin")
+        try Data(count: 600).write(to: partial)
+        let url = try await Backend.inProcess.url("/range/500")
+        let token =
+            #"{"bytes":600,"entityTag":"range500","headers":[],"partialFilePath":"\#(partial.path)","url":"\#(url)","version":1}"#
+        let error = try #require(
+            await Session.default.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
+        )
+        #expect(error.code == .resumeFailed)
+        #expect(
+            error.message
+                == "the server cannot resume at byte 600 (416 Range Not Satisfiable); the file may have changed on the server, download it again"
+        )
+        #expect(!FileManager.default.fileExists(atPath: partial.path))
+    }
+
+    @Test(arguments: [
+        (Data("not json".utf8), "the resume data is not a Kite resume token (8 bytes)"),
+        (
+            Data(#"{"bytes":1,"headers":[],"partialFilePath":"/x","url":"http://x/","version":99}"#.utf8),
+            "the resume data has version 99; this Kite reads version 1"
+        ),
+    ])
+    func invalidResumeDataIsRejected(data: Data, message: String) async throws {
+        let error = try #require(
+            await Session.default.download(resumingWith: data).serializingDownloadedFileURL().response.error
+        )
+        #expect(error.code == .resumeFailed)
+        #expect(error.message == message)
+    }
+
+    @Test func aPlainCancelKeepsNothing() async throws {
+        let url = try await Backend.inProcess.url("/range/262144?duration=2")
+        let request = Session.default.download(url)
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes > 10_000 {
+            request.cancel()
+            break
+        }
+        let response = await task.response
+        #expect(response.error?.code == .cancelled)
+        #expect(response.resumeData == nil)
+        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        #expect(!FileManager.default.fileExists(atPath: partial.path))
+    }
+
+    @Test func resumeDataIsPlainVersionedJSONWithoutCredentials() async throws {
+        let url = try await Backend.inProcess.url("/range/262144?duration=2")
+        let request = Session.default.download(url, headers: [.authorization: "Bearer secret", .accept: "*/*"])
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes > 10_000 {
+            request.cancel(producingResumeData: true)
+            break
+        }
+        let resumeData = try #require(await task.response.resumeData)
+        let json = try #require(try JSONSerialization.jsonObject(with: resumeData) as? [String: Any])
+        #expect(json["version"] as? Int == 1)
+        #expect(json["url"] as? String == url)
+        #expect(json["entityTag"] as? String == "range262144")
+        #expect(!String(decoding: resumeData, as: UTF8.self).contains("secret"))
+        let token = try ResumeData.decode(resumeData)
+        #expect(token.bytes > 0)
+        #expect(DownloadFiles.size(of: try #require(token.partialFileURL)) == token.bytes)
+        token.partialFileURL.map(DownloadFiles.remove)
+    }
+}

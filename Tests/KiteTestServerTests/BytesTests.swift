@@ -113,11 +113,10 @@ struct BytesTests {
                 arrivals.append((total, start.duration(to: clock.now)))
             }
             #expect(total == 4)
-            // The first byte comes right away, the last one about 0.6 s later.
-            let first = try #require(arrivals.first)
+            // The bytes are paced over the duration: the last cannot arrive before about 0.6 s, and
+            // they do not arrive together. (Only lower bounds: a loaded machine may be slower.)
             let last = try #require(arrivals.last)
-            #expect(first.at < .milliseconds(500))
-            #expect(last.at - first.at >= .milliseconds(400))
+            #expect(last.at >= .milliseconds(600))
             #expect(arrivals.count >= 2)
         }
     }

@@ -49,10 +49,10 @@ import Testing
     @Test(arguments: Backend.available)
     func totalTimeoutCoversTheBodyNotOnlyTheHead(backend: Backend) async throws {
         let session = self.session(total: .seconds(1))
-        let url = try await backend.url("/drip?duration=3&numbytes=3&delay=0")
+        let url = try await backend.url("/drip?duration=8&numbytes=4&delay=0")
         let started = ContinuousClock.now
         let response = await session.request(url).serializingData().response
-        #expect(started.duration(to: .now) < .seconds(2.5))
+        #expect(started.duration(to: .now) < .seconds(6), "well before the 8 s body would end")
         let error = try #require(response.error)
         #expect(error.code == .timedOut)
         #expect(error.timeout == .total)

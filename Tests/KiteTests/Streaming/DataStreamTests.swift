@@ -1,0 +1,125 @@
+import Dispatch
+import Foundation
+import Kite
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite struct DataStreamTests {
+    @Test(arguments: Backend.available)
+    func chunksArriveInOrderAndAddUpToTheBody(backend: Backend) async throws {
+        var body = Data()
+        for try await chunk in Session.default.streamRequest(try await backend.url("/stream/5")).validate()
+            .streamingData()
+        {
+            body.append(chunk)
+        }
+        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 5)
+        for (index, line) in lines.enumerated() {
+            let json = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+            #expect(json["id"] == .int(index))
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func closureReadersGetEveryChunkThenTheCompletionOnTheirQueue(backend: Backend) async throws {
+        let queue = DispatchQueue(label: "stream.reader")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let events = NIOLockedValueBox([String]())
+        let total = NIOLockedValueBox(0)
+        let url = try await backend.url("/bytes/50000?seed=4")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Session.default.streamRequest(url).responseStream(on: queue) { stream in
+                #expect(DispatchQueue.getSpecific(key: key) == true)
+                switch stream.event {
+                case .data(let chunk):
+                    total.withLockedValue { $0 += chunk.count }
+                    events.withLockedValue { $0.append("data") }
+                case .complete(let completion):
+                    events.withLockedValue { $0.append("complete \(completion.response?.status.code ?? 0)") }
+                    #expect(completion.error == nil)
+                    continuation.resume()
+                }
+            }
+        }
+        #expect(total.withLockedValue { $0 } == 50_000)
+        #expect(events.withLockedValue { $0.last } == "complete 200")
+        #expect(events.withLockedValue { $0.dropLast().allSatisfy { $0 == "data" } })
+    }
+
+    @Test func aSlowReaderSlowsTheDownload() async throws {
+        let url = try await Backend.inProcess.url("/bytes/33554432")
+        let request = Session.default.streamRequest(url)
+        let received = NIOLockedValueBox<Int64>(0)
+        request.downloadProgress(queue: .global()) { progress in
+            received.withLockedValue { $0 = progress.completedBytes }
+        }
+        var iterator = request.streamingData().makeAsyncIterator()
+        _ = try await iterator.next()
+        try await Task.sleep(for: .milliseconds(600))
+        let whileBlocked = received.withLockedValue { $0 }
+        #expect(whileBlocked < 4 * 1024 * 1024, "the pipeline waited for the reader: \(whileBlocked) bytes")
+        var total = 0
+        while let chunk = try await iterator.next() { total += chunk.count }
+        #expect(total > 0)
+    }
+
+    @Test(arguments: Backend.available)
+    func aFailedValidationDeliversNoBody(backend: Backend) async throws {
+        let url = try await backend.url("/status/500")
+        let request = Session.default.streamRequest(url).validate()
+        var chunks = 0
+        do {
+            for try await _ in request.streamingData() { chunks += 1 }
+            Issue.record("the stream should fail")
+        } catch {
+            #expect(error.code == .responseValidationFailed)
+            #expect(error.description == "GET \(url) failed: response status 500 is not in 200..<300")
+        }
+        #expect(chunks == 0)
+    }
+
+    @Test func aHandlerCanCancelTheStream() async throws {
+        let url = try await Backend.inProcess.url("/drip?duration=2&numbytes=20")
+        let dataEvents = NIOLockedValueBox(0)
+        let completion: DataStreamRequest.Completion = await withCheckedContinuation { continuation in
+            Session.default.streamRequest(url).responseStream { stream in
+                switch stream.event {
+                case .data:
+                    dataEvents.withLockedValue { $0 += 1 }
+                    stream.cancel()
+                case .complete(let completion):
+                    continuation.resume(returning: completion)
+                }
+            }
+        }
+        #expect(completion.error?.code == .cancelled)
+        #expect(dataEvents.withLockedValue { $0 } <= 2)
+    }
+
+    @Test func leavingTheLoopEarlyCancelsTheRequest() async throws {
+        let request = Session.default.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
+        let task = request.streamingData()
+        for try await _ in task { break }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(request.state == .cancelled)
+    }
+
+    @Test func cancellingTheReadingTaskCancelsTheRequest() async throws {
+        let request = Session.default.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
+        let stream = request.streamingData()
+        let reader = Task { () -> KiteError.Code? in
+            do throws(KiteError) {
+                for try await _ in stream {}
+            } catch {
+                return error.code
+            }
+            return nil
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        reader.cancel()
+        #expect(await reader.value == .cancelled)
+        #expect(request.state == .cancelled)
+    }
+}

@@ -12,7 +12,7 @@ import Foundation
 ///   works;
 /// - empty parameters (`;;`, a trailing `;`) and parameters without `=` are skipped;
 /// - text after a closing quote, up to the next `;`, is ignored;
-/// - when a parameter appears twice, the first one counts;
+/// - when a parameter appears twice, the first one counts (for `filename*`, the first one that decodes);
 /// - a header without a valid disposition type but with parameters, such as `filename=a.txt`, is parsed as
 ///   ``DispositionType-swift.enum/inline``, as browsers do.
 ///

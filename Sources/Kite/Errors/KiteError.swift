@@ -177,6 +177,10 @@ extension KiteError {
         public static let tooManyRedirects = Code("tooManyRedirects")
         /// The session was shut down before the request was sent.
         public static let sessionShutDown = Code("sessionShutDown")
+        /// A streamed response body could not be decoded into items, such as a JSON line that does not decode.
+        public static let streamDecodingFailed = Code("streamDecodingFailed")
+        /// A line of a streamed response body is longer than the decoder's maximum line length.
+        public static let streamLineTooLong = Code("streamLineTooLong")
     }
 
     /// Which of a request's timeouts expired.

@@ -167,6 +167,68 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         self.subscribe(automaticallyCancelling: automaticallyCancelling)
     }
 
+    /// The body as UTF-8 lines (`\n` or `\r\n` endings, split correctly across chunks).
+    ///
+    /// ```swift
+    /// for try await line in session.streamRequest("http://127.0.0.1:8080/stream/3").streamingLines() {
+    ///     print(line)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - maximumLineLength: The longest line accepted, in bytes; a longer one fails with `streamLineTooLong`.
+    ///   - automaticallyCancelling: Whether stopping the iteration cancels the request.
+    /// - Returns: The sequence.
+    public func streamingLines(
+        maximumLineLength: Int = UTF8LineParser.defaultMaximumLineLength,
+        automaticallyCancelling: Bool = true
+    ) -> UTF8LineSequence<DataStream> {
+        self.streamingData(automaticallyCancelling: automaticallyCancelling).utf8Lines(
+            maximumLineLength: maximumLineLength
+        )
+    }
+
+    /// The body as newline-delimited JSON, one `Value` per non-blank line.
+    ///
+    /// ```swift
+    /// struct Item: Decodable, Sendable { let id: Int }
+    /// for try await item in session.streamRequest("http://127.0.0.1:8080/stream/3").streamingJSONLines(of: Item.self) {
+    ///     print(item.id)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The type of each line.
+    ///   - decoder: The decoder; `JSONDecoder` by default.
+    ///   - automaticallyCancelling: Whether stopping the iteration cancels the request.
+    /// - Returns: The sequence; a line that does not decode fails with `streamDecodingFailed` naming its number.
+    public func streamingJSONLines<Value: Decodable & Sendable>(
+        of type: Value.Type = Value.self,
+        decoder: any DataDecoder = JSONDecoder(),
+        automaticallyCancelling: Bool = true
+    ) -> JSONLinesSequence<DataStream, Value> {
+        self.streamingData(automaticallyCancelling: automaticallyCancelling).jsonLines(of: type, decoder: decoder)
+    }
+
+    /// The body as Server-Sent Events (`text/event-stream`): event, data, id and retry fields, comments skipped.
+    ///
+    /// ```swift
+    /// for try await event in session.streamRequest("http://127.0.0.1:8080/sse?count=3").streamingServerSentEvents() {
+    ///     print(event.type, event.data)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - lastEventID: The last event ID seen before, when reconnecting.
+    ///   - automaticallyCancelling: Whether stopping the iteration cancels the request.
+    /// - Returns: The sequence.
+    public func streamingServerSentEvents(
+        lastEventID: String? = nil,
+        automaticallyCancelling: Bool = true
+    ) -> ServerSentEventSequence<DataStream> {
+        self.streamingData(automaticallyCancelling: automaticallyCancelling).serverSentEvents(lastEventID: lastEventID)
+    }
+
     /// Adds a check of the response head, run before any body is delivered.
     ///
     /// ```swift

@@ -230,3 +230,44 @@ import Testing
         token.partialFileURL.map(DownloadFiles.remove)
     }
 }
+
+@Suite struct SuggestedDestinationTests {
+    @Test(
+        arguments: Backend.available,
+        [
+            (#"attachment; filename="report.pdf""#, "report.pdf"),
+            (#"attachment; filename="../../etc/passwd""#, "_.._etc_passwd"),
+            (#"attachment; filename="a/b""#, "a_b"),
+            (#"attachment; filename*=UTF-8''%E2%82%AC%20rates.txt; filename="rates.txt""#, "€ rates.txt"),
+            (#"attachment; filename="%2e%2e%2f""#, "%2e%2e%2f"),
+            (#"attachment; filename=".hidden""#, "hidden"),
+        ]
+    )
+    func theSuggestedNameIsSanitisedAndStaysInTheFolder(backend: Backend, case: (String, String)) async throws {
+        let (disposition, expected) = `case`
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let query = URLEncoding.queryString.escape(disposition)
+        let url = try await backend.url("/response-headers?Content-Disposition=\(query)")
+        let fileURL = try await Session.default.download(
+            url,
+            to: DownloadRequest.suggestedDownloadDestination(in: folder)
+        )
+        .validate()
+        .serializingDownloadedFileURL()
+        .value
+        #expect(fileURL.lastPathComponent == expected)
+        #expect(fileURL.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path)
+        #expect(FileManager.default.fileExists(atPath: fileURL.path))
+    }
+
+    @Test func withoutContentDispositionTheURLNamesTheFile() async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fileURL = try await Session.default.download(
+            try await Backend.inProcess.url("/relative-redirect/1"),
+            to: DownloadRequest.suggestedDownloadDestination(in: folder)
+        ).serializingDownloadedFileURL().value
+        #expect(fileURL.lastPathComponent == "get", "named after the URL that answered, after the redirect")
+    }
+}

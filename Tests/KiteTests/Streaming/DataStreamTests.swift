@@ -123,3 +123,32 @@ import Testing
         #expect(request.state == .cancelled)
     }
 }
+
+@Suite struct StreamDecoderIntegrationTests {
+    struct Line: Decodable, Sendable {
+        let id: Int
+        let url: String
+    }
+
+    @Test(arguments: Backend.available)
+    func jsonLinesDecodeAsTheyArrive(backend: Backend) async throws {
+        var ids: [Int] = []
+        for try await line in Session.default.streamRequest(try await backend.url("/stream/4")).streamingJSONLines(
+            of: Line.self
+        ) {
+            ids.append(line.id)
+            #expect(line.url == (try await backend.url("/stream/4")))
+        }
+        #expect(ids == [0, 1, 2, 3])
+    }
+
+    @Test(arguments: Backend.available)
+    func linesAreSplitAcrossChunks(backend: Backend) async throws {
+        var count = 0
+        for try await line in Session.default.streamRequest(try await backend.url("/stream/3")).streamingLines() {
+            #expect(line.hasPrefix("{") && line.hasSuffix("}"))
+            count += 1
+        }
+        #expect(count == 3)
+    }
+}

@@ -152,3 +152,27 @@ import Testing
         #expect(count == 3)
     }
 }
+
+@Suite struct ServerSentEventLimitTests {
+    @Test func anEventThatNeverEndsCannotGrowPastTheLimit() throws {
+        var parser = ServerSentEventParser(maximumEventLength: 25)
+        #expect(try parser.parse(Data("data: 0123456789\ndata: 0123456789\n".utf8)) == [])
+        #expect(throws: KiteError.self) { try parser.parse(Data("data: 0123456789\n".utf8)) }
+        do {
+            _ = try parser.parse(Data("\n".utf8))
+            Issue.record("a failed parser keeps failing")
+        } catch let error as KiteError {
+            #expect(error.code == .streamLineTooLong)
+            #expect(
+                error.message
+                    == "the event ending at line 3 of the stream has more than 25 bytes of data (the maximum event length)"
+            )
+        }
+        var fits = ServerSentEventParser(maximumEventLength: 22)
+        #expect(
+            try fits.parse(Data("data: 0123456789\ndata: 0123456789\n\n".utf8)).map(\.data) == [
+                "0123456789\n0123456789"
+            ]
+        )
+    }
+}

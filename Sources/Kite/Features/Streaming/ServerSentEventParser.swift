@@ -18,8 +18,9 @@ import Foundation
 ///   the data is removed. The last event ID persists across events until an `id` field changes it.
 /// - At the end of the stream an event not yet followed by a blank line is discarded.
 ///
-/// A line longer than ``maximumLineLength`` bytes is an error rather than a buffer that grows without bound. After an
-/// error, every later call throws the same error.
+/// A line longer than ``maximumLineLength`` bytes, or an event whose data grows past ``maximumEventLength`` bytes
+/// (many `data` lines and no blank line), is an error rather than a buffer that grows without bound. After an error,
+/// every later call throws the same error.
 ///
 /// ```swift
 /// var parser = ServerSentEventParser()
@@ -32,6 +33,12 @@ import Foundation
 public struct ServerSentEventParser: Sendable {
     /// The longest line allowed, in bytes of UTF-8 without the line ending.
     public var maximumLineLength: Int { self.splitter.maximumLineLength }
+
+    /// The most data one event may gather, in bytes; 16 MiB by default.
+    public var maximumEventLength: Int { self.state.maximumDataLength }
+
+    /// The default ``maximumEventLength``: 16 MiB.
+    public static let defaultMaximumEventLength = 16 * 1024 * 1024
 
     /// The last event ID: the value of the most recent `id` field of a dispatched block, to send as the
     /// `Last-Event-ID` header when reconnecting; `nil` when there is none or the stream reset it with an empty `id`.
@@ -60,13 +67,15 @@ public struct ServerSentEventParser: Sendable {
     ///
     /// - Parameters:
     ///   - maximumLineLength: The longest line allowed, in bytes without the line ending; 1 MiB by default.
+    ///   - maximumEventLength: The most data one event may gather, in bytes; 16 MiB by default.
     ///   - lastEventID: The last event ID to start with, such as the one sent as `Last-Event-ID` on reconnecting.
     public init(
         maximumLineLength: Int = UTF8LineParser.defaultMaximumLineLength,
+        maximumEventLength: Int = Self.defaultMaximumEventLength,
         lastEventID: String? = nil
     ) {
         self.splitter = LineSplitter(terminators: .anyNewline, maximumLineLength: maximumLineLength)
-        self.state = EventState(lastEventID: lastEventID ?? "")
+        self.state = EventState(lastEventID: lastEventID ?? "", maximumDataLength: max(0, maximumEventLength))
     }
 
     /// Parses the next chunk of the stream.
@@ -85,6 +94,13 @@ public struct ServerSentEventParser: Sendable {
         if let failure { throw failure }
         do {
             try self.splitter.split(chunk, into: &self.state, emit: EventState.process)
+            if let line = self.state.overflowLine {
+                throw KiteError(
+                    code: .streamLineTooLong,
+                    message: "the event ending at line \(line) of the stream has more than \(self.maximumEventLength) "
+                        + "bytes of data (the maximum event length)"
+                )
+            }
         } catch {
             let failure = error as? KiteError ?? KiteError(code: .streamDecodingFailed, message: "\(error)")
             self.failure = failure
@@ -137,9 +153,15 @@ private struct EventState {
     private var isAtStreamStart = true
     private var events: [ServerSentEvent] = []
 
-    init(lastEventID: String) {
+    /// The most data one event may gather.
+    let maximumDataLength: Int
+    /// The line at which the data outgrew ``maximumDataLength``, if it did.
+    private(set) var overflowLine: Int?
+
+    init(lastEventID: String, maximumDataLength: Int) {
         self.lastEventID = lastEventID
         self.lastEventIDBuffer = lastEventID
+        self.maximumDataLength = maximumDataLength
     }
 
     /// Returns the dispatched events and forgets them.
@@ -154,6 +176,7 @@ private struct EventState {
         self.eventTypeBuffer = ""
         self.dataBuffer = ""
         self.pendingRetry = nil
+        self.overflowLine = nil
         self.isAtStreamStart = true
         self.events = []
     }
@@ -173,7 +196,7 @@ private struct EventState {
         }
         guard first != Self.colon else { return }
         guard let colon = line.firstIndex(of: Self.colon) else {
-            state.process(field: line, value: UnsafeRawBufferPointer(rebasing: line[line.endIndex...]))
+            state.process(field: line, value: UnsafeRawBufferPointer(rebasing: line[line.endIndex...]), number: number)
             return
         }
         var valueStart = colon + 1
@@ -182,12 +205,18 @@ private struct EventState {
         }
         state.process(
             field: UnsafeRawBufferPointer(rebasing: line[..<colon]),
-            value: UnsafeRawBufferPointer(rebasing: line[valueStart...])
+            value: UnsafeRawBufferPointer(rebasing: line[valueStart...]),
+            number: number
         )
     }
 
-    private mutating func process(field: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    private mutating func process(field: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, number: Int) {
         if field.elementsEqual("data".utf8) {
+            guard self.overflowLine == nil else { return }
+            guard self.dataBuffer.utf8.count + value.count + 1 <= self.maximumDataLength else {
+                self.overflowLine = number
+                return
+            }
             self.dataBuffer += String(decoding: value, as: UTF8.self)
             self.dataBuffer += "\n"
         } else if field.elementsEqual("event".utf8) {

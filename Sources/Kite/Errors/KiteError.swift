@@ -165,6 +165,10 @@ extension KiteError {
         public static let tooManyRedirects = Code("tooManyRedirects")
         /// The session was shut down before the request was sent.
         public static let sessionShutDown = Code("sessionShutDown")
+        /// A multipart form could not be built, encoded, sent or written: a file part failed its checks, a
+        /// file or stream part's bytes did not match its length, or the boundary was invalid;
+        /// ``KiteError/multipartFailure`` says which.
+        public static let multipartEncodingFailed = Code("multipartEncodingFailed")
     }
 
     /// Which of a request's timeouts expired.

@@ -174,6 +174,20 @@ struct MultipartFileCheckTests {
         #expect(form.contentLength == 7)
     }
 
+    @Test func partsThatWouldOverflowTheLengthAreRecorded() throws {
+        let empty = AsyncStream<Data> { $0.finish() }
+        var form = try MultipartFormData(boundary: "B")
+        form.append(empty, withLength: Int64.max / 2, name: "first")
+        #expect(form.appendError == nil)
+        let lengthWithFirst = form.contentLength
+        form.append(empty, withLength: Int64.max / 2, name: "second")
+        form.append(empty, withLength: Int64.max, name: "third")
+        let error = try #require(form.appendError)
+        #expect(error.multipartFailure?.reason == .formTooLarge)
+        #expect(error.message.contains("\"second\""))
+        #expect(form.contentLength == lengthWithFirst)
+    }
+
     // MARK: - writeEncodedData failures
 
     @Test func writingToAnExistingFileFails() async throws {

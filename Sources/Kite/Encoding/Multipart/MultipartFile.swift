@@ -25,6 +25,9 @@ enum MultipartFile {
 
     /// The status of the file at `path`, following symbolic links.
     static func status(ofPath path: String) -> Result<Status, SystemError> {
+        // A NUL would end the C string early and name another file (Foundation keeps %00 encoded in
+        // URL.path, so this is a second line of defence).
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
         var info = stat()
         let result = path.withCString { stat($0, &info) }
         guard result == 0 else { return .failure(SystemError.current()) }
@@ -51,6 +54,8 @@ enum MultipartFile {
 
     /// Opens `path` for reading and returns its descriptor.
     static func openForReading(_ path: String) -> Result<CInt, SystemError> {
+        // A NUL would end the C string early and name another file.
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
         let descriptor = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard descriptor >= 0 else { return .failure(SystemError.current()) }
         return .success(descriptor)
@@ -58,6 +63,8 @@ enum MultipartFile {
 
     /// Creates `path` for writing, failing with `EEXIST` when something is already there.
     static func createForWriting(_ path: String) -> Result<CInt, SystemError> {
+        // A NUL would end the C string early and name another file.
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
         let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         guard descriptor >= 0 else { return .failure(SystemError.current()) }
         return .success(descriptor)

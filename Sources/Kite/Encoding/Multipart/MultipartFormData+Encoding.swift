@@ -182,39 +182,52 @@ extension MultipartFormData {
     /// The encoded body as segments: each part's delimiter and headers, then its body; then the close
     /// delimiter. A form without parts is the close delimiter alone.
     func segments() -> [Segment] {
-        let boundary = Array(self.boundary.utf8)
-        let crlf: [UInt8] = [0x0D, 0x0A]
-        let dashes: [UInt8] = [UInt8(ascii: "-"), UInt8(ascii: "-")]
         guard !self.parts.isEmpty else {
-            return [.bytes(Data(dashes + boundary + dashes + crlf))]
+            return [.bytes(Data(Self.dashes + Array(self.boundary.utf8) + Self.dashes + Self.crlf))]
         }
         var segments: [Segment] = []
         segments.reserveCapacity(self.parts.count * 2 + 1)
         for (index, part) in self.parts.enumerated() {
-            var head: [UInt8] = index == 0 ? [] : crlf
-            head += dashes + boundary + crlf
-            for field in part.headers {
-                head += field.name.rawName.utf8
-                head += [UInt8(ascii: ":"), UInt8(ascii: " ")]
-                field.withUnsafeBytesOfValue { head += $0 }
-                head += crlf
-            }
-            head += crlf
-            segments.append(.bytes(Data(head)))
-            switch part.body {
-            case .data(let data):
-                if !data.isEmpty {
-                    segments.append(.bytes(data))
-                }
-            case .file(let file):
-                segments.append(.file(file, label: part.label))
-            case .stream(let stream):
-                segments.append(.stream(stream, label: part.label))
-            }
+            segments += self.segments(of: part, at: index)
         }
-        segments.append(.bytes(Data(crlf + dashes + boundary + dashes + crlf)))
+        segments.append(.bytes(Data(Self.crlf + Self.dashes + Array(self.boundary.utf8) + Self.dashes + Self.crlf)))
         return segments
     }
+
+    /// The segments of the part at `index`: its delimiter (with the CRLF that ends the previous part) and
+    /// header lines as one segment, then its body unless that is empty.
+    func segments(of part: Part, at index: Int) -> [Segment] {
+        var head: [UInt8] = index == 0 ? [] : Self.crlf
+        head += Self.dashes + Array(self.boundary.utf8) + Self.crlf
+        for field in part.headers {
+            head += field.name.rawName.utf8
+            head += [UInt8(ascii: ":"), UInt8(ascii: " ")]
+            field.withUnsafeBytesOfValue { head += $0 }
+            head += Self.crlf
+        }
+        head += Self.crlf
+        switch part.body {
+        case .data(let data):
+            return data.isEmpty ? [.bytes(Data(head))] : [.bytes(Data(head)), .bytes(data)]
+        case .file(let file):
+            return [.bytes(Data(head)), .file(file, label: part.label)]
+        case .stream(let stream):
+            return [.bytes(Data(head)), .stream(stream, label: part.label)]
+        }
+    }
+
+    /// The length of `CRLF --boundary-- CRLF`, which ends a form with parts.
+    var closeDelimiterLength: Int64 {
+        Int64(self.boundary.utf8.count + 8)
+    }
+
+    /// The length of `--boundary-- CRLF`, the whole of a form without parts.
+    var emptyFormLength: Int64 {
+        Int64(self.boundary.utf8.count + 6)
+    }
+
+    private static let crlf: [UInt8] = [0x0D, 0x0A]
+    private static let dashes: [UInt8] = [UInt8(ascii: "-"), UInt8(ascii: "-")]
 }
 
 // MARK: - Reading files

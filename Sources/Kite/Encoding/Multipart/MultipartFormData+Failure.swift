@@ -100,6 +100,8 @@ extension MultipartFormData {
 
             /// A stream part was appended with a negative length.
             public static let streamLengthInvalid = Reason("streamLengthInvalid")
+            /// An appended part would make the form longer than `Int64.max` bytes.
+            public static let formTooLarge = Reason("formTooLarge")
             /// A boundary given to ``MultipartFormData/init(boundary:)`` is not a valid RFC 2046 boundary.
             public static let boundaryInvalid = Reason("boundaryInvalid")
 

@@ -22,7 +22,7 @@ extension MultipartFormData {
     ///   - fileName: The file name to send, which makes the part a file; `nil` for a plain field.
     ///   - mimeType: The part's `Content-Type`; `nil` for none.
     public mutating func append(_ data: Data, withName name: String, fileName: String? = nil, mimeType: String? = nil) {
-        self.parts.append(
+        self.add(
             Part(
                 headers: Self.partHeaders(name: name, fileName: fileName, mimeType: mimeType),
                 body: .data(data),
@@ -50,7 +50,7 @@ extension MultipartFormData {
     ///   - data: The part's bytes.
     ///   - headers: The part's header fields.
     public mutating func append(_ data: Data, headers: HTTPFields) {
-        self.parts.append(
+        self.add(
             Part(headers: headers, body: .data(data), label: Self.label(headers: headers, index: self.parts.count))
         )
     }
@@ -94,7 +94,7 @@ extension MultipartFormData {
         case .success(let names): resolved = names
         case .failure(let error): return self.record(error)
         }
-        self.parts.append(
+        self.add(
             Part(
                 headers: Self.partHeaders(name: name, fileName: resolved.fileName, mimeType: resolved.mimeType),
                 body: .file(source),
@@ -123,7 +123,7 @@ extension MultipartFormData {
         let label = Self.label(headers: headers, index: self.parts.count)
         switch Self.checkFile(fileURL, partLabel: label) {
         case .success(let source):
-            self.parts.append(Part(headers: headers, body: .file(source), label: label))
+            self.add(Part(headers: headers, body: .file(source), label: label))
         case .failure(let error):
             self.record(error)
         }
@@ -224,7 +224,30 @@ extension MultipartFormData {
             }
         }
         let source = StreamSource(length: length, makeNext: makeNext, claim: StreamClaim())
-        self.parts.append(Part(headers: headers, body: .stream(source), label: label))
+        self.add(Part(headers: headers, body: .stream(source), label: label))
+    }
+
+    /// Appends `part` unless the form would then be longer than `Int64.max` bytes, which only absurd
+    /// stream lengths or sparse files can reach; that is recorded as a failure instead.
+    private mutating func add(_ part: Part) {
+        let segments = self.segments(of: part, at: self.parts.count)
+        var total = self.partsLength
+        var overflow = false
+        for length in segments.map(\.length) + [self.closeDelimiterLength] {
+            let (sum, didOverflow) = total.addingReportingOverflow(length)
+            total = sum
+            overflow = overflow || didOverflow
+        }
+        guard !overflow else {
+            return self.record(
+                Failure.error(
+                    .formTooLarge,
+                    "part \(part.label) would make the multipart form longer than \(Int64.max) bytes"
+                )
+            )
+        }
+        self.partsLength = total - self.closeDelimiterLength
+        self.parts.append(part)
     }
 
     /// A `Content-Disposition` value for a form field: `form-data; name="…"`, with `; filename="…"` when

@@ -69,6 +69,9 @@ public struct MultipartFormData: Sendable {
     /// The parts appended so far, in order.
     var parts: [Part] = []
 
+    /// The encoded length of `parts`, each with its delimiter and headers; the close delimiter not included.
+    var partsLength: Int64 = 0
+
     /// Creates an empty form with a random boundary of the form `kite.boundary.` and 16 lowercase hex digits.
     ///
     /// ```swift
@@ -131,7 +134,8 @@ public struct MultipartFormData: Sendable {
     /// print(form.contentLength)  // 63
     /// ```
     public var contentLength: Int64 {
-        self.segments().reduce(0) { $0 + $1.length }
+        // Appending checked that this cannot overflow.
+        self.parts.isEmpty ? self.emptyFormLength : self.partsLength + self.closeDelimiterLength
     }
 
     /// Records `error` unless an earlier append already failed.

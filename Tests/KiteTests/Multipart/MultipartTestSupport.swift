@@ -39,14 +39,19 @@ enum MultipartTestSupport {
 
     /// `count` bytes of a repeating, position-dependent pattern, so misplaced chunks are caught.
     static func pattern(_ count: Int, seed: UInt8 = 0) -> [UInt8] {
-        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ Int(seed)) }
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for index in 0..<count {
+                buffer[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8 &+ Int(seed))
+            }
+            initialized = count
+        }
     }
 
     /// Every byte of `chunks`, in order.
     static func collect(_ chunks: ByteChunks) async throws -> [UInt8] {
         var bytes: [UInt8] = []
         for try await chunk in chunks {
-            bytes += chunk.readableBytesView
+            chunk.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
         }
         return bytes
     }
@@ -97,7 +102,7 @@ enum MultipartTestSupport {
         var headers: [(name: String, value: String)] = []
         var partBody: [UInt8] = []
         parser.onHeader = { name, value in headers.append((name, value)) }
-        parser.onBody = { buffer in partBody += buffer.readableBytesView }
+        parser.onBody = { buffer in buffer.withUnsafeReadableBytes { partBody.append(contentsOf: $0) } }
         parser.onPartComplete = {
             var kitHeaders = HTTPHeaders()
             for header in headers {

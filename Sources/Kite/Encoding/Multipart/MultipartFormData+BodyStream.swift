@@ -39,8 +39,8 @@ extension MultipartFormData {
 /// Produces one pass over a form's encoded body, chunk by chunk.
 ///
 /// File bytes are read with `pread` on NIO's shared blocking-I/O thread pool (`NIOThreadPool.singleton`,
-/// the pool `NonBlockingFileIO` uses), one chunk at a time, straight into the `ByteBuffer` that is sent:
-/// memory stays at one chunk however large the file, and disk reads never block a thread of Swift's
+/// the pool `NonBlockingFileIO` uses), at most one chunk per read, then copied into the outgoing chunk:
+/// memory stays at about two chunks however large the file, and disk reads never block a thread of Swift's
 /// cooperative pool. `NIOFileSystem` would do the same but is not a dependency of Kite, and
 /// `NonBlockingFileIO`'s path-based API is deprecated; `FileHandle` reads inside the task would block the
 /// cooperative pool.

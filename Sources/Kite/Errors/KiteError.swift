@@ -181,6 +181,10 @@ extension KiteError {
         public static let streamDecodingFailed = Code("streamDecodingFailed")
         /// A line of a streamed response body is longer than the decoder's maximum line length.
         public static let streamLineTooLong = Code("streamLineTooLong")
+        /// A multipart form could not be built, encoded, sent or written: a file part failed its checks, a
+        /// file or stream part's bytes did not match its length, or the boundary was invalid;
+        /// ``KiteError/multipartFailure`` says which.
+        public static let multipartEncodingFailed = Code("multipartEncodingFailed")
     }
 
     /// Which of a request's timeouts expired.

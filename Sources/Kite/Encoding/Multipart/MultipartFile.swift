@@ -1,0 +1,167 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The blocking POSIX file calls behind multipart file parts.
+///
+/// These block the calling thread. The synchronous APIs (``MultipartFormData/encode()``,
+/// ``MultipartFormData/writeEncodedData(to:)``, appending) call them directly, as their callers chose
+/// a blocking API; the body stream calls them on NIO's blocking-I/O thread pool.
+enum MultipartFile {
+    /// What `stat` says about a path, following symbolic links.
+    struct Status {
+        var isDirectory: Bool
+        var isRegularFile: Bool
+        var size: Int64
+        /// What kind of file this is, for messages: `a FIFO`, `a socket`, …
+        var kindDescription: String
+    }
+
+    /// The status of the file at `path`, following symbolic links.
+    static func status(ofPath path: String) -> Result<Status, SystemError> {
+        // A NUL would end the C string early and name another file (Foundation keeps %00 encoded in
+        // URL.path, so this is a second line of defence).
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
+        var info = stat()
+        let result = path.withCString { stat($0, &info) }
+        guard result == 0 else { return .failure(SystemError.current()) }
+        let type = info.st_mode & S_IFMT
+        let kind: String
+        switch type {
+        case S_IFREG: kind = "a regular file"
+        case S_IFDIR: kind = "a directory"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        default: kind = "not a regular file"
+        }
+        return .success(
+            Status(
+                isDirectory: type == S_IFDIR,
+                isRegularFile: type == S_IFREG,
+                size: Int64(info.st_size),
+                kindDescription: kind
+            )
+        )
+    }
+
+    /// Opens `path` for reading and returns its descriptor.
+    static func openForReading(_ path: String) -> Result<CInt, SystemError> {
+        // A NUL would end the C string early and name another file.
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
+        let descriptor = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard descriptor >= 0 else { return .failure(SystemError.current()) }
+        return .success(descriptor)
+    }
+
+    /// Creates `path` for writing, failing with `EEXIST` when something is already there.
+    static func createForWriting(_ path: String) -> Result<CInt, SystemError> {
+        // A NUL would end the C string early and name another file.
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
+        let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        guard descriptor >= 0 else { return .failure(SystemError.current()) }
+        return .success(descriptor)
+    }
+
+    /// The current size of the open file `descriptor`.
+    static func size(ofDescriptor descriptor: CInt) -> Result<Int64, SystemError> {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return .failure(SystemError.current()) }
+        return .success(Int64(info.st_size))
+    }
+
+    /// Reads into `buffer` from `offset` until the buffer is full or the file ends; returns the count read.
+    ///
+    /// Uses `pread`, so the descriptor's position is neither used nor moved.
+    static func read(
+        _ descriptor: CInt,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64
+    ) -> Result<Int, SystemError> {
+        guard let base = buffer.baseAddress else { return .success(0) }
+        var total = 0
+        while total < buffer.count {
+            let count = pread(descriptor, base + total, buffer.count - total, off_t(offset + Int64(total)))
+            if count < 0 {
+                let error = SystemError.current()
+                if error.code == EINTR { continue }
+                return .failure(error)
+            }
+            if count == 0 { break }
+            total += count
+        }
+        return .success(total)
+    }
+
+    /// Writes all of `bytes` to `descriptor`.
+    static func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer) -> SystemError? {
+        guard let base = bytes.baseAddress else { return nil }
+        var total = 0
+        while total < bytes.count {
+            #if canImport(Darwin)
+            let count = Darwin.write(descriptor, base + total, bytes.count - total)
+            #elseif canImport(Glibc)
+            let count = Glibc.write(descriptor, base + total, bytes.count - total)
+            #else
+            let count = Musl.write(descriptor, base + total, bytes.count - total)
+            #endif
+            if count < 0 {
+                let error = SystemError.current()
+                if error.code == EINTR { continue }
+                return error
+            }
+            total += count
+        }
+        return nil
+    }
+
+    /// Closes `descriptor`; returns the error a failed close reports (data may not have been written).
+    @discardableResult
+    static func close(_ descriptor: CInt) -> SystemError? {
+        #if canImport(Darwin)
+        let result = Darwin.close(descriptor)
+        #elseif canImport(Glibc)
+        let result = Glibc.close(descriptor)
+        #else
+        let result = Musl.close(descriptor)
+        #endif
+        return result == 0 ? nil : SystemError.current()
+    }
+
+    /// Removes the file at `path`, ignoring failures (for cleaning up a partly written file).
+    static func remove(_ path: String) {
+        _ = path.withCString { unlink($0) }
+    }
+
+    /// An `errno` value from a failed system call.
+    struct SystemError: Error, Sendable, CustomStringConvertible {
+        let code: CInt
+
+        static func current() -> SystemError {
+            SystemError(code: errno)
+        }
+
+        /// The system's text for the code, such as `No such file or directory`.
+        var description: String {
+            String(cString: strerror(self.code))
+        }
+
+        /// Whether the call failed because something already exists at the path (`EEXIST`).
+        var isAlreadyExists: Bool {
+            self.code == EEXIST
+        }
+
+        /// The code as Foundation's `POSIXError`, for underlying errors users see.
+        var posixError: any Error {
+            guard let code = POSIXErrorCode(rawValue: self.code) else { return self }
+            return POSIXError(code)
+        }
+    }
+}

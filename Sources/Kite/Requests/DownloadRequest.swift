@@ -154,7 +154,7 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
                 code: .downloadFailed,
                 message: "the temporary file \(partialURL.path) could not be opened: \(error)",
                 request: summary,
-                underlyingError: error
+                underlyingError: error.posixError
             )
         }
         do throws(KiteError) {
@@ -168,17 +168,26 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
                         code: .downloadFailed,
                         message: "writing \(partialURL.path) failed after \(position) bytes: \(error)",
                         request: summary,
-                        underlyingError: error
+                        underlyingError: error.posixError
                     )
                 }
                 position += Int64(chunk.readableBytes)
                 self.download.withLockedValue { $0.bytesOnDisk = position }
             }
         } catch {
-            await file.close()
+            try? await file.close()
             throw error
         }
-        await file.close()
+        do {
+            try await file.close()
+        } catch {
+            throw KiteError(
+                code: .downloadFailed,
+                message: "closing \(partialURL.path) failed, so its bytes may not all be written: \(error)",
+                request: summary,
+                underlyingError: error.posixError
+            )
+        }
     }
 
     /// Where the body of a resumed download starts: the partial file's length after a 206 that

@@ -87,4 +87,121 @@ extension Session {
     ) -> UploadRequest {
         UploadRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier), source: .data(data))
     }
+
+    /// Uploads a file as the request body, read in chunks as the engine pulls it (constant memory),
+    /// with `Content-Length` set to the file's size.
+    ///
+    /// The file is checked when the request is sent: not a file URL, missing, a directory, of unknown
+    /// size or unreadable each fail the request with a message naming the path. A file that changes
+    /// size while it is sent fails it too, rather than sending a body of the wrong length.
+    ///
+    /// ```swift
+    /// let receipt = try await session.upload(URL(fileURLWithPath: "/tmp/report.pdf"), to: "http://127.0.0.1:8080/upload")
+    ///     .uploadProgress { print($0) }
+    ///     .serializingJSON()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - fileURL: The file.
+    ///   - convertible: The URL.
+    ///   - method: The method; `POST` by default.
+    ///   - headers: Header fields.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        _ fileURL: URL,
+        to convertible: any URLConvertible,
+        method: HTTPRequest.Method = .post,
+        headers: HTTPFields? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { $0 }
+        return UploadRequest(session: self, draft: draft, source: .file(fileURL))
+    }
+
+    /// Uploads a multipart form, streamed from its parts' sources with an exact `Content-Length` and
+    /// `Content-Type: multipart/form-data; boundary=…` (unless the headers set one).
+    ///
+    /// Forms of at most `threshold` bytes without stream parts are encoded in memory once; larger
+    /// ones stream their files in chunks as the engine pulls them, in constant memory, with no
+    /// temporary file. A redirect that needs the body again re-reads the files; a form with stream
+    /// parts cannot be sent twice (`bodyNotReplayable`).
+    ///
+    /// ```swift
+    /// var form = MultipartFormData()
+    /// form.append(Data("kite".utf8), withName: "name")
+    /// form.append(URL(fileURLWithPath: "/tmp/photo.png"), withName: "photo")
+    /// let receipt = try await session.upload(multipartFormData: form, to: "http://127.0.0.1:8080/upload")
+    ///     .validate()
+    ///     .serializingJSON()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - multipartFormData: The form.
+    ///   - convertible: The URL.
+    ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
+    ///   - method: The method; `POST` by default.
+    ///   - headers: Header fields.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        multipartFormData: MultipartFormData,
+        to convertible: any URLConvertible,
+        usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        method: HTTPRequest.Method = .post,
+        headers: HTTPFields? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
+            var draft = draft
+            if draft.headerFields[.contentType] == nil {
+                draft.headerFields[.contentType] = multipartFormData.contentType
+            }
+            return draft
+        }
+        return UploadRequest(session: self, draft: draft, source: .multipart(multipartFormData, threshold: threshold))
+    }
+
+    /// Uploads a multipart form built by `builder`, as `upload(multipartFormData:to:)` does.
+    ///
+    /// ```swift
+    /// let receipt = try await session.upload(
+    ///         multipartFormData: { form in
+    ///             form.append(Data("kite".utf8), withName: "name")
+    ///         },
+    ///         to: "http://127.0.0.1:8080/upload"
+    ///     )
+    ///     .serializingJSON()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - builder: Appends the parts.
+    ///   - convertible: The URL.
+    ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
+    ///   - method: The method; `POST` by default.
+    ///   - headers: Header fields.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        multipartFormData builder: (inout MultipartFormData) -> Void,
+        to convertible: any URLConvertible,
+        usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        method: HTTPRequest.Method = .post,
+        headers: HTTPFields? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        var form = MultipartFormData()
+        builder(&form)
+        return self.upload(
+            multipartFormData: form,
+            to: convertible,
+            usingThreshold: threshold,
+            method: method,
+            headers: headers,
+            requestModifier: requestModifier
+        )
+    }
 }

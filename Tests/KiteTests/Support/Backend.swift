@@ -56,6 +56,7 @@ struct LooseEcho: Decodable, Sendable {
     let args: [String: JSONValue]
     let headers: [String: String]
     let form: [String: JSONValue]?
+    let files: [String: JSONValue]?
     let data: String?
     let json: JSONValue?
     let url: String

@@ -132,10 +132,10 @@ final class MultipartBodyReader {
             let readOffset = offset
             let bytes = try await Self.onThreadPool(file, label) { () throws(KiteError) -> ByteBuffer in
                 var buffer = ByteBufferAllocator().buffer(capacity: count)
-                var result: Result<Int, MultipartFile.SystemError> = .success(0)
+                var result: Result<Int, SystemFile.SystemError> = .success(0)
                 buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
                     let target = UnsafeMutableRawBufferPointer(rebasing: pointer[0..<count])
-                    result = MultipartFile.read(descriptor, into: target, at: readOffset)
+                    result = SystemFile.read(descriptor, into: target, at: readOffset)
                     return (try? result.get()) ?? 0
                 }
                 try MultipartFormData.checkRead(result, of: file, label: label, offset: readOffset, expected: count)
@@ -209,7 +209,7 @@ final class MultipartBodyReader {
 
     private func closeFile() {
         if case .file(let descriptor, _) = self.progress {
-            MultipartFile.close(descriptor)
+            SystemFile.close(descriptor)
             self.progress = .notStarted
         }
     }

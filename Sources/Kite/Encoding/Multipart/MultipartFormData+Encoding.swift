@@ -63,7 +63,7 @@ extension MultipartFormData {
         try self.checkEncodable()
         let path = fileURL.path
         let descriptor: CInt
-        switch MultipartFile.createForWriting(path) {
+        switch SystemFile.createForWriting(path) {
         case .success(let created):
             descriptor = created
         case .failure(let error) where error.isAlreadyExists:
@@ -84,12 +84,12 @@ extension MultipartFormData {
         do {
             try self.writeEncodedData(toDescriptor: descriptor, destination: fileURL)
         } catch {
-            MultipartFile.close(descriptor)
-            MultipartFile.remove(path)
+            SystemFile.close(descriptor)
+            SystemFile.remove(path)
             throw error
         }
-        if let error = MultipartFile.close(descriptor) {
-            MultipartFile.remove(path)
+        if let error = SystemFile.close(descriptor) {
+            SystemFile.remove(path)
             throw Self.writeFailure(fileURL, error)
         }
     }
@@ -99,14 +99,14 @@ extension MultipartFormData {
     /// Neither closes nor removes the file; ``writeEncodedData(to:)`` does.
     func writeEncodedData(toDescriptor descriptor: CInt, destination: URL) throws(KiteError) {
         try self.encodeSynchronously(chunkSize: Self.defaultChunkSize) { chunk throws(KiteError) in
-            let failure = chunk.withUnsafeBytes { MultipartFile.write(descriptor, $0) }
+            let failure = chunk.withUnsafeBytes { SystemFile.write(descriptor, $0) }
             if let failure {
                 throw Self.writeFailure(destination, failure)
             }
         }
     }
 
-    private static func writeFailure(_ destination: URL, _ error: MultipartFile.SystemError) -> KiteError {
+    private static func writeFailure(_ destination: URL, _ error: SystemFile.SystemError) -> KiteError {
         Failure.error(
             .destinationWriteFailed,
             "writing the multipart form to \(destination.path) failed (\(error))",
@@ -142,12 +142,12 @@ extension MultipartFormData {
                 try sink(bytes)
             case .file(let file, let label):
                 let descriptor = try Self.openFile(file, label: label)
-                defer { MultipartFile.close(descriptor) }
+                defer { SystemFile.close(descriptor) }
                 var offset: Int64 = 0
                 while offset < file.size {
                     let count = Int(min(Int64(chunkSize), file.size - offset))
                     var chunk = Data(count: count)
-                    let result = chunk.withUnsafeMutableBytes { MultipartFile.read(descriptor, into: $0, at: offset) }
+                    let result = chunk.withUnsafeMutableBytes { SystemFile.read(descriptor, into: $0, at: offset) }
                     try Self.checkRead(result, of: file, label: label, offset: offset, expected: count)
                     try sink(chunk)
                     offset += Int64(count)
@@ -236,27 +236,27 @@ extension MultipartFormData {
     /// Opens a file part's file and checks that it still has the size it had when appended.
     static func openFile(_ file: FileSource, label: String) throws(KiteError) -> CInt {
         let descriptor: CInt
-        switch MultipartFile.openForReading(file.path) {
+        switch SystemFile.openForReading(file.path) {
         case .success(let opened):
             descriptor = opened
         case .failure(let error):
             throw Self.readFailure(file, label: label, error, doing: "opened")
         }
-        switch MultipartFile.size(ofDescriptor: descriptor) {
+        switch SystemFile.size(ofDescriptor: descriptor) {
         case .success(let size) where size == file.size:
             return descriptor
         case .success(let size):
-            MultipartFile.close(descriptor)
+            SystemFile.close(descriptor)
             throw Self.fileChanged(file, label: label, "it has \(size) bytes now")
         case .failure(let error):
-            MultipartFile.close(descriptor)
+            SystemFile.close(descriptor)
             throw Self.readFailure(file, label: label, error, doing: "inspected")
         }
     }
 
     /// Checks a read of `expected` bytes at `offset`: an error, or fewer bytes as the file ended early.
     static func checkRead(
-        _ result: Result<Int, MultipartFile.SystemError>,
+        _ result: Result<Int, SystemFile.SystemError>,
         of file: FileSource,
         label: String,
         offset: Int64,
@@ -275,7 +275,7 @@ extension MultipartFormData {
     /// Checks that nothing follows the file's appended size, as when it grew while it was read.
     static func checkFileEnds(_ descriptor: CInt, file: FileSource, label: String) throws(KiteError) {
         var byte: UInt8 = 0
-        let result = withUnsafeMutableBytes(of: &byte) { MultipartFile.read(descriptor, into: $0, at: file.size) }
+        let result = withUnsafeMutableBytes(of: &byte) { SystemFile.read(descriptor, into: $0, at: file.size) }
         switch result {
         case .success(0):
             return
@@ -289,7 +289,7 @@ extension MultipartFormData {
     static func fileChanged(_ file: FileSource, label: String, _ detail: String) -> KiteError {
         Failure.error(
             .fileChanged,
-            "file \(file.path) of part \(label) changed after it was appended: it had \(file.size) bytes then,"
+            "file \(file.path) for \(file.role) changed since it was checked: it had \(file.size) bytes then,"
                 + " \(detail); the body would not match its length",
             fileURL: file.url
         )
@@ -301,10 +301,10 @@ extension MultipartFormData {
         _ error: any Error,
         doing action: String
     ) -> KiteError {
-        let underlying = (error as? MultipartFile.SystemError)?.posixError ?? error
+        let underlying = (error as? SystemFile.SystemError)?.posixError ?? error
         return Failure.error(
             .fileReadFailed,
-            "file \(file.path) of part \(label) could not be \(action) (\(error))",
+            "file \(file.path) for \(file.role) could not be \(action) (\(error))",
             fileURL: file.url,
             underlyingError: underlying
         )

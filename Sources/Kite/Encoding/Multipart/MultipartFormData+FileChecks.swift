@@ -6,25 +6,30 @@ extension MultipartFormData {
     ///
     /// The size taken here is what ``contentLength`` counts and what the file must still have when read.
     static func checkFile(_ url: URL, partLabel: String) -> Result<FileSource, KiteError> {
+        Self.checkFile(url, role: "file part \(partLabel)")
+    }
+
+    /// Checks a file for `role` (such as `the upload body`), as ``checkFile(_:partLabel:)`` does.
+    static func checkFile(_ url: URL, role: String) -> Result<FileSource, KiteError> {
         guard url.isFileURL else {
             return .failure(
                 Failure.error(
                     .notFileURL,
-                    "cannot append \(url.absoluteString) as file part \(partLabel): it is not a file URL",
+                    "cannot use \(url.absoluteString) as \(role): it is not a file URL",
                     fileURL: url
                 )
             )
         }
         let path = url.path
-        let status: MultipartFile.Status
-        switch MultipartFile.status(ofPath: path) {
+        let status: SystemFile.Status
+        switch SystemFile.status(ofPath: path) {
         case .success(let found):
             status = found
         case .failure(let error):
             return .failure(
                 Failure.error(
                     .fileUnreachable,
-                    "cannot append \(path) as file part \(partLabel): it does not exist or cannot be reached"
+                    "cannot use \(path) as \(role): it does not exist or cannot be reached"
                         + " (\(error))",
                     fileURL: url,
                     underlyingError: error.posixError
@@ -35,7 +40,7 @@ extension MultipartFormData {
             return .failure(
                 Failure.error(
                     .fileIsDirectory,
-                    "cannot append \(path) as file part \(partLabel): it is a directory, not a file",
+                    "cannot use \(path) as \(role): it is a directory, not a file",
                     fileURL: url
                 )
             )
@@ -44,26 +49,26 @@ extension MultipartFormData {
             return .failure(
                 Failure.error(
                     .fileSizeUnavailable,
-                    "cannot append \(path) as file part \(partLabel): its size cannot be known before it is read,"
+                    "cannot use \(path) as \(role): its size cannot be known before it is read,"
                         + " as it is \(status.kindDescription)",
                     fileURL: url
                 )
             )
         }
-        switch MultipartFile.openForReading(path) {
+        switch SystemFile.openForReading(path) {
         case .success(let descriptor):
-            MultipartFile.close(descriptor)
+            SystemFile.close(descriptor)
         case .failure(let error):
             return .failure(
                 Failure.error(
                     .fileCannotBeOpened,
-                    "cannot append \(path) as file part \(partLabel): it cannot be opened for reading (\(error))",
+                    "cannot use \(path) as \(role): it cannot be opened for reading (\(error))",
                     fileURL: url,
                     underlyingError: error.posixError
                 )
             )
         }
-        return .success(FileSource(url: url, path: path, size: status.size))
+        return .success(FileSource(url: url, path: path, size: status.size, role: role))
     }
 
     /// The file name and MIME type of a file part: the given ones, or the URL's last path component and

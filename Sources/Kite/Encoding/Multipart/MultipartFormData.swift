@@ -45,6 +45,10 @@ import NIOCore
 /// hold the boundary is negligible, so parts are not searched for it. With a boundary of your own, you
 /// must make sure no part contains `--` followed by it.
 public struct MultipartFormData: Sendable {
+    /// The size up to which ``Session``'s `upload(multipartFormData:to:)`
+    /// encodes a form in memory rather than streaming it: 10 MB.
+    public static let encodingMemoryThreshold: UInt64 = 10_000_000
+
     /// The boundary that separates the parts, without the leading `--`.
     ///
     /// ```swift
@@ -172,8 +176,10 @@ extension MultipartFormData {
     struct FileSource: Sendable {
         var url: URL
         var path: String
-        /// The size when the file was appended; the file must still have it when it is read.
+        /// The size when the file was checked; the file must still have it when it is read.
         var size: Int64
+        /// What the file is for, as messages name it: `file part "a"`, `the upload body`.
+        var role: String
     }
 
     /// A caller's async sequence of bytes with its declared length.

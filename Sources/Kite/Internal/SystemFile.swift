@@ -8,12 +8,13 @@ import Musl
 import Darwin
 #endif
 
-/// The blocking POSIX file calls behind multipart file parts.
+/// The blocking POSIX file calls behind file uploads, multipart file parts and downloads.
 ///
 /// These block the calling thread. The synchronous APIs (``MultipartFormData/encode()``,
 /// ``MultipartFormData/writeEncodedData(to:)``, appending) call them directly, as their callers chose
-/// a blocking API; the body stream calls them on NIO's blocking-I/O thread pool.
-enum MultipartFile {
+/// a blocking API; body streams and downloads call them on NIO's blocking-I/O thread pool
+/// (see ``PoolFile``).
+enum SystemFile {
     /// What `stat` says about a path, following symbolic links.
     struct Status {
         var isDirectory: Bool
@@ -68,6 +69,31 @@ enum MultipartFile {
         let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         guard descriptor >= 0 else { return .failure(SystemError.current()) }
         return .success(descriptor)
+    }
+
+    /// Opens (creating it, owner read/write) `path` for writing; `truncate` empties an existing file.
+    static func openForWriting(_ path: String, truncate: Bool) -> Result<CInt, SystemError> {
+        guard !path.utf8.contains(0) else { return .failure(SystemError(code: EINVAL)) }
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0)
+        let descriptor = path.withCString { open($0, flags, 0o600) }
+        guard descriptor >= 0 else { return .failure(SystemError.current()) }
+        return .success(descriptor)
+    }
+
+    /// Writes all of `bytes` at `offset` with `pwrite`, so the descriptor's position is neither used nor moved.
+    static func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
+        guard let base = bytes.baseAddress else { return nil }
+        var total = 0
+        while total < bytes.count {
+            let count = pwrite(descriptor, base + total, bytes.count - total, off_t(offset + Int64(total)))
+            if count < 0 {
+                let error = SystemError.current()
+                if error.code == EINTR { continue }
+                return error
+            }
+            total += count
+        }
+        return nil
     }
 
     /// The current size of the open file `descriptor`.

@@ -271,3 +271,47 @@ import Testing
         #expect(fileURL.lastPathComponent == "get", "named after the URL that answered, after the redirect")
     }
 }
+
+@Suite struct DownloadProgressTests {
+    @Test(arguments: Backend.available)
+    func dripProgressArrivesInSteps(backend: Backend) async throws {
+        let request = Session.default.download(try await backend.url("/drip?duration=1&numbytes=5&delay=0"))
+        let progress = request.downloadProgress()
+        let task = request.serializingData()
+        var values: [TransferProgress] = []
+        for await value in progress { values.append(value) }
+        #expect(try await task.value == Data("*****".utf8))
+        #expect(values.count >= 3, "the bytes trickle in: \(values)")
+        #expect(values.map(\.completedBytes) == values.map(\.completedBytes).sorted())
+        #expect(values.last == TransferProgress(completedBytes: 5, totalBytes: 5))
+    }
+
+    @Test(arguments: Backend.available)
+    func chunkedBodiesWithoutATotalEndAtTheirSize(backend: Backend) async throws {
+        let request = Session.default.download(try await backend.url("/stream-bytes/30000?seed=2&chunk_size=1000"))
+        let progress = request.downloadProgress()
+        let data = try await request.validate().serializingData().value
+        var values: [TransferProgress] = []
+        for await value in progress { values.append(value) }
+        #expect(data.count == 30_000)
+        #expect(values.dropLast().allSatisfy { $0.totalBytes == nil }, "no Content-Length, so no total until the end")
+        #expect(values.last == TransferProgress(completedBytes: 30_000, totalBytes: 30_000))
+    }
+
+    @Test(arguments: Backend.available)
+    func ndjsonDownloadsAreFilesOfLines(backend: Backend) async throws {
+        let text = try await Session.default.download(try await backend.url("/stream/3")).serializingString().value
+        #expect(text.split(separator: "\n").count == 3)
+    }
+
+    @Test func downloadRateLimitSlowsTheBody() async throws {
+        let url = try await Backend.inProcess.url("/bytes/262144")
+        let started = ContinuousClock.now
+        let response = await Session.default.download(url).limitDownloadRate(to: 512 * 1024).serializingData().response
+        let elapsed = started.duration(to: .now)
+        #expect(response.value?.count == 262_144)
+        // 256 KiB at 512 KiB/s, less the bucket's first 51 KiB: at least ~0.39 s.
+        #expect(elapsed >= .milliseconds(350), "took \(elapsed)")
+        if let fileURL = response.fileURL { try? FileManager.default.removeItem(at: fileURL) }
+    }
+}

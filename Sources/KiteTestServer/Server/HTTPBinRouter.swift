@@ -18,6 +18,7 @@ enum HTTPBinRouter {
         router.addEncodingRoutes()
         router.addFormatRoutes()
         router.addCachingRoutes()
+        router.addUploadRoutes()
         return router
     }
 }

@@ -19,6 +19,8 @@ enum HTTPBinRouter {
         router.addFormatRoutes()
         router.addCachingRoutes()
         router.addUploadRoutes()
+        router.addEventStreamRoutes()
+        router.addStreamLinesRoutes()
         return router
     }
 }

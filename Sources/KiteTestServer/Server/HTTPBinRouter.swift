@@ -18,6 +18,9 @@ enum HTTPBinRouter {
         router.addEncodingRoutes()
         router.addFormatRoutes()
         router.addCachingRoutes()
+        router.addUploadRoutes()
+        router.addEventStreamRoutes()
+        router.addStreamLinesRoutes()
         return router
     }
 }

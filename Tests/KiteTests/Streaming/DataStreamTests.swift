@@ -176,3 +176,48 @@ import Testing
         )
     }
 }
+
+@Suite struct ServerSentEventIntegrationTests {
+    @Test(arguments: ["", "&crlf=1", "&cr=1"])
+    func eventsArriveDecodedWhateverTheLineEndings(endings: String) async throws {
+        let url = try await Backend.inProcess.url("/sse?count=3&retry=1500\(endings)")
+        var events: [ServerSentEvent] = []
+        for try await event in Session.default.streamRequest(url).validate(contentType: ["text/event-stream"])
+            .streamingServerSentEvents()
+        {
+            events.append(event)
+        }
+        #expect(events.count == 4)
+        #expect(events.prefix(3).map(\.type) == ["tick", "tock", "tick"])
+        #expect(events.prefix(3).map(\.id) == ["0", "1", "2"])
+        #expect(events[1].data == "{\"index\": 1}\nline two of 1")
+        #expect(events[0].retry == .milliseconds(1500))
+        #expect(events[3].type == "message")
+        #expect(events[3].data == "done")
+        #expect(events[3].id == "2", "the last event ID persists")
+    }
+
+    @Test func eventsArriveAsTheServerSendsThem() async throws {
+        let url = try await Backend.inProcess.url("/sse?count=3&interval=0.3")
+        let started = ContinuousClock.now
+        var arrivals: [Duration] = []
+        for try await _ in Session.default.streamRequest(url).streamingServerSentEvents() {
+            arrivals.append(started.duration(to: .now))
+        }
+        #expect(arrivals.count == 4)
+        let first = try #require(arrivals.first)
+        let last = try #require(arrivals.last)
+        #expect(last >= .milliseconds(800), "paced by the server, not buffered")
+        #expect(first < last)
+    }
+
+    @Test func linesSplitAtOddChunkBoundariesComeOutWhole() async throws {
+        let url = try await Backend.inProcess.url("/stream-lines/50?size=12")
+        var lines: [String] = []
+        for try await line in Session.default.streamRequest(url).streamingLines() { lines.append(line) }
+        #expect(lines.count == 50)
+        #expect(lines[0] == "line 0 xxxxx")
+        #expect(lines[49] == "line 49 xxxx")
+        #expect(lines.allSatisfy { $0.utf8.count == 12 })
+    }
+}

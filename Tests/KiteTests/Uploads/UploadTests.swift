@@ -133,7 +133,6 @@ import Testing
         #expect(response.error == nil)
         // 256 KiB at 512 KiB/s, less the bucket's first 51 KiB: at least ~0.39 s.
         #expect(elapsed >= .milliseconds(350), "took \(elapsed)")
-        #expect(elapsed < .seconds(5))
     }
 
     @Test func sessionUploadRateIsSharedByItsRequests() async throws {

@@ -39,6 +39,27 @@ struct FormatTests {
         }
     }
 
+    @Test("/records/{n} is a JSON array of n numbered records")
+    func records() async throws {
+        try await withHarness { harness in
+            let response = try await harness.fetch("/records/3")
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "application/json")
+            let first: JSON = [
+                "id": 0, "name": "record 0", "email": "user0@example.com", "active": true, "score": 0.5,
+                "tags": ["alpha", "beta"],
+            ]
+            let records = try response.json()
+            #expect(records[0] == first)
+            #expect(records[2]?["email"] == "user2@example.com")
+            #expect(records[1]?["active"] == false)
+            #expect(records[3] == nil)
+            let large = try await harness.fetch("/records/8000")
+            #expect(large.text.count > 900_000)
+            #expect(large.text.hasSuffix(#""tags":["alpha","beta"]}]"#))
+        }
+    }
+
     @Test("/xml is the slideshow as XML")
     func xml() async throws {
         try await withHarness { harness in

@@ -37,6 +37,12 @@ enum JSON: Decodable, Equatable, Sendable {
         return members[key]
     }
 
+    /// The element at `index` of an array, or `nil`.
+    subscript(index: Int) -> JSON? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
     /// The text of a string value, or `nil`.
     var string: String? {
         guard case .string(let value) = self else { return nil }

@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Kite
+import KiteTestServer
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What every benchmark process shares: the in-process test server on loopback and the three
+/// clients, configured alike.
+///
+/// package-benchmark runs each benchmark in its own process, so `start()` runs once per benchmark.
+final class Harness: Sendable {
+    let server: KiteTestServer
+    /// Kite, with its own connection pool.
+    let kite: Session
+    /// Raw async-http-client with the configuration Kite gives its engine.
+    let ahc: HTTPClient
+    /// URLSession from FoundationNetworking (swift-corelibs-foundation on Linux).
+    let urlSession: URLSession
+    /// The header fields Kite sends by default, sent by the raw AHC and URLSession requests too
+    /// so that every client puts the same request on the wire.
+    let defaultHeaders: HTTPHeaders
+    /// A folder for downloaded and uploaded files, removed by `stop()`.
+    let scratch: URL
+
+    private static let current = Mutex<Harness?>(nil)
+
+    /// The harness started by `start()`.
+    static var shared: Harness {
+        get throws {
+            guard let harness = current.withLock({ $0 }) else {
+                throw HarnessError("the harness was not started (Benchmark.setup did not run)")
+            }
+            return harness
+        }
+    }
+
+    private init() async throws {
+        self.server = try await KiteTestServer.start()
+        let configuration = Session.Configuration.default
+        self.kite = Session(configuration: configuration)
+        self.ahc = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: Self.ahcConfiguration(like: configuration)
+        )
+        let urlConfiguration = URLSessionConfiguration.ephemeral
+        urlConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        urlConfiguration.timeoutIntervalForRequest = 60
+        self.urlSession = URLSession(configuration: urlConfiguration)
+        var headers = HTTPHeaders()
+        for field in configuration.headers {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        self.defaultHeaders = headers
+        self.scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kite-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: self.scratch, withIntermediateDirectories: true)
+    }
+
+    /// The AHC configuration Kite's engine uses for `configuration` (see `AHCTransport`).
+    static func ahcConfiguration(like configuration: Session.Configuration) -> HTTPClient.Configuration {
+        var config = HTTPClient.Configuration()
+        config.timeout = HTTPClient.Configuration.Timeout(
+            connect: .seconds(Int64(configuration.timeouts.connect.components.seconds)),
+            read: configuration.timeouts.idleRead.map { .seconds(Int64($0.components.seconds)) }
+        )
+        config.redirectConfiguration = .disallow
+        config.decompression = .enabled(limit: .ratio(100))
+        config.connectionPool.retryConnectionEstablishment = false
+        config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        config.connectionPool.idleTimeout = .seconds(Int64(configuration.connectionIdleTimeout.components.seconds))
+        return config
+    }
+
+    /// Starts the server and the clients; `Benchmark.setup` calls it.
+    static func start() async throws {
+        let harness = try await Harness()
+        current.withLock { $0 = harness }
+    }
+
+    /// Stops the clients and the server and removes the scratch folder; `Benchmark.teardown` calls it.
+    static func stop() async throws {
+        guard
+            let harness = current.withLock({ state in
+                defer { state = nil }
+                return state
+            })
+        else { return }
+        harness.urlSession.invalidateAndCancel()
+        try await harness.kite.shutdown()
+        try await harness.ahc.shutdown()
+        try await harness.server.shutdown()
+        try? FileManager.default.removeItem(at: harness.scratch)
+    }
+
+    /// The URL of `path` on the test server.
+    func url(_ path: String) -> String {
+        self.server.baseURL + path
+    }
+
+    /// A raw AHC request for `path` with Kite's default header fields.
+    func ahcRequest(_ path: String, method: HTTPMethod = .GET) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: self.url(path))
+        request.method = method
+        request.headers = self.defaultHeaders
+        return request
+    }
+
+    /// A URLRequest for `path` with Kite's default header fields.
+    func urlRequest(_ path: String) throws -> URLRequest {
+        guard let url = URL(string: self.url(path)) else {
+            throw HarnessError("not a URL: \(self.url(path))")
+        }
+        var request = URLRequest(url: url)
+        for header in self.defaultHeaders {
+            request.setValue(header.value, forHTTPHeaderField: header.name)
+        }
+        return request
+    }
+
+    /// A new file URL in the scratch folder.
+    func scratchFile(_ name: String) -> URL {
+        self.scratch.appendingPathComponent("\(name)-\(UUID().uuidString)")
+    }
+}
+
+/// A benchmark that could not do its work.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,225 @@
+import Benchmark
+import Foundation
+import Kite
+
+// Kite against raw async-http-client and URLSession, side by side in one run, on the in-process
+// KiteTestServer. Each benchmark runs in its own process (package-benchmark's default), so peak
+// resident memory is per benchmark; it includes the in-process server, which is the same for
+// every client. See BENCHMARKS.md for how to run them and the results.
+
+/// One GiB, the size of the download and upload cases.
+let gibibyte = 1 << 30
+
+/// A small GET: 128 bytes from the in-process server.
+let smallPath = "/bytes/128"
+
+/// About 1 MB of JSON: 8,000 records.
+let recordsPath = "/records/8000"
+
+/// One record of `/records/{n}`.
+struct Record: Decodable, Sendable {
+    let id: Int
+    let name: String
+    let email: String
+    let active: Bool
+    let score: Double
+    let tags: [String]
+}
+
+/// The clients compared.
+enum Client: String, CaseIterable {
+    case kite = "Kite"
+    case ahc = "AHC"
+    case urlSession = "URLSession"
+}
+
+/// The benchmarks package-benchmark finds and runs.
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.setup = { try await Harness.start() }
+    Benchmark.teardown = { try await Harness.stop() }
+
+    let requestMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .peakMemoryResident]
+    let transferMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .peakMemoryResident]
+
+    /// Peak resident memory at most 64 MiB, checked by `swift package benchmark thresholds check`
+    /// against the static thresholds in `Thresholds/`.
+    let peakMemoryLimit: [BenchmarkMetric: BenchmarkThresholds] = [
+        .peakMemoryResident: BenchmarkThresholds(absolute: [.p90: 0])
+    ]
+
+    let requestConfiguration = Benchmark.Configuration(
+        metrics: requestMetrics,
+        warmupIterations: 10,
+        maxDuration: .seconds(3),
+        maxIterations: 20_000
+    )
+
+    // 1. Small GET, one at a time.
+    for client in Client.allCases {
+        Benchmark("1 small GET, sequential (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
+            let harness = try Harness.shared
+            for _ in benchmark.scaledIterations {
+                let count: Int
+                switch client {
+                case .kite: count = try await harness.kiteGet(smallPath)
+                case .ahc: count = try await harness.ahcGet(smallPath)
+                case .urlSession: count = try await harness.urlSessionGet(smallPath)
+                }
+                guard count == 128 else { throw HarnessError("\(client): got \(count) bytes") }
+            }
+        }
+    }
+
+    // 2. Small GET, 64 in flight: one iteration is 64 concurrent requests.
+    for client in Client.allCases {
+        Benchmark("2 small GET, 64 in flight (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
+            let harness = try Harness.shared
+            for _ in benchmark.scaledIterations {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<64 {
+                        group.addTask {
+                            switch client {
+                            case .kite: try await harness.kiteGet(smallPath)
+                            case .ahc: try await harness.ahcGet(smallPath)
+                            case .urlSession: try await harness.urlSessionGet(smallPath)
+                            }
+                        }
+                    }
+                    for try await count in group where count != 128 {
+                        throw HarnessError("\(client): got \(count) bytes")
+                    }
+                }
+            }
+        }
+    }
+
+    // 3. GET and decode 1 MB of JSON into Decodable values.
+    for client in Client.allCases {
+        Benchmark("3 GET + decode 1 MB JSON (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
+            let harness = try Harness.shared
+            for _ in benchmark.scaledIterations {
+                let records: [Record]
+                switch client {
+                case .kite: records = try await harness.kiteDecode([Record].self, recordsPath)
+                case .ahc: records = try await harness.ahcDecode([Record].self, recordsPath)
+                case .urlSession: records = try await harness.urlSessionDecode([Record].self, recordsPath)
+                }
+                guard records.count == 8000, records[7999].email == "user7999@example.com" else {
+                    throw HarnessError("\(client): decoded \(records.count) records")
+                }
+                blackHole(records)
+            }
+        }
+    }
+
+    let transferConfiguration = Benchmark.Configuration(
+        metrics: transferMetrics,
+        warmupIterations: 1,
+        maxDuration: .seconds(20),
+        maxIterations: 5
+    )
+
+    // 4. Download 1 GiB to a file.
+    let downloads: [(String, @Sendable (Harness) async throws -> Int64)] = [
+        ("Kite", { try await $0.kiteDownload("/bytes/\(gibibyte)") }),
+        ("AHC FileDownloadDelegate", { try await $0.ahcDownload("/bytes/\(gibibyte)") }),
+        ("curl -o", { try await $0.curlDownload("/bytes/\(gibibyte)") }),
+        ("URLSession", { try await $0.urlSessionDownload("/bytes/\(gibibyte)") }),
+    ]
+    for (name, download) in downloads {
+        var configuration = transferConfiguration
+        if name == "Kite" {
+            configuration.thresholds = peakMemoryLimit
+        }
+        Benchmark("4 download 1 GiB to a file (\(name))", configuration: configuration) { benchmark in
+            let harness = try Harness.shared
+            for _ in benchmark.scaledIterations {
+                let size = try await download(harness)
+                guard size == gibibyte else { throw HarnessError("\(name): downloaded \(size) bytes") }
+            }
+        }
+    }
+
+    // 5. Upload a 1 GiB file as a multipart part; the server reads it and hashes it (SHA-256).
+    let uploads: [(String, @Sendable (Harness, URL) async throws -> Int64)] = [
+        ("Kite", { try await $0.kiteUpload($1) }),
+        ("AHC", { try await $0.ahcUpload($1) }),
+    ]
+    for (name, upload) in uploads {
+        var configuration = transferConfiguration
+        if name == "Kite" {
+            configuration.thresholds = peakMemoryLimit
+        }
+        Benchmark("5 multipart upload 1 GiB from a file (\(name))", configuration: configuration) { benchmark in
+            let harness = try Harness.shared
+            // A sparse file: 1 GiB long without 1 GiB on disk.
+            let fileURL = harness.scratchFile("upload")
+            guard FileManager.default.createFile(atPath: fileURL.path, contents: nil) else {
+                throw HarnessError("cannot create \(fileURL.path)")
+            }
+            let handle = try FileHandle(forWritingTo: fileURL)
+            try handle.truncate(atOffset: UInt64(gibibyte))
+            try handle.close()
+            defer { try? FileManager.default.removeItem(at: fileURL) }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                let size = try await upload(harness, fileURL)
+                guard size == gibibyte else { throw HarnessError("\(name): server read \(size) bytes") }
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+
+    // 6. Encoding without the network.
+    let encodingConfiguration = Benchmark.Configuration(
+        metrics: [.throughput, .wallClock, .mallocCountTotal, .peakMemoryResident],
+        warmupIterations: 2,
+        maxDuration: .seconds(3),
+        maxIterations: 1_000
+    )
+    Benchmark("6 URL-encode 10,000 nested parameters (Kite)", configuration: encodingConfiguration) { benchmark in
+        let parameters = nestedParameters()
+        guard let url = URL(string: "http://127.0.0.1/search") else { throw HarnessError("bad URL") }
+        let base = RequestDraft(url: url)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let encoded = try URLEncoding.queryString.encode(base, with: parameters)
+            blackHole(encoded.url)
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("6 multipart-encode 100 x 1 MB parts to memory (Kite)", configuration: encodingConfiguration) {
+        benchmark in
+        let parts = (0..<100).map { index in Data(repeating: UInt8(truncatingIfNeeded: index), count: 1_000_000) }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            var form = MultipartFormData()
+            for (index, part) in parts.enumerated() {
+                form.append(part, withName: "part\(index)", fileName: "part\(index).bin")
+            }
+            let encoded = try form.encode()
+            guard encoded.count == Int(form.contentLength) else {
+                throw HarnessError("encoded \(encoded.count) bytes, contentLength \(form.contentLength)")
+            }
+            blackHole(encoded)
+        }
+        benchmark.stopMeasurement()
+    }
+}
+
+/// 10,000 leaf parameters: 1,000 users, each with 10 values in nested dictionaries and arrays.
+func nestedParameters() -> Parameters {
+    var parameters: Parameters = [:]
+    for index in 0..<1_000 {
+        let user: [String: any Sendable] = [
+            "name": "user \(index)",
+            "email": "user\(index)@example.com",
+            "admin": index % 7 == 0,
+            "address": ["street": "\(index) Main St", "city": "Zürich", "zip": 8000 + index] as [String: any Sendable],
+            "roles": ["reader", "writer", "owner & co"],
+            "score": Double(index) / 3,
+        ]
+        parameters["user\(index)"] = user
+    }
+    return parameters
+}

@@ -43,9 +43,16 @@ final class AHCTransport: Transport {
 
     func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         let head = request.head
-        var outgoing = HTTPClientRequest(
-            url: "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
-        )
+        let scheme = head.scheme ?? "http"
+        let authority = head.authority ?? ""
+        let path = head.path ?? "/"
+        var url = ""
+        url.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count)
+        url += scheme
+        url += "://"
+        url += authority
+        url += path
+        var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headerFields.count)

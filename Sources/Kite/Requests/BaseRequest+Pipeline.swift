@@ -43,7 +43,12 @@ extension BaseRequest {
             )
             firstByte = clock.now
             outcome.response = response.head
-            outcome.url = Redirect.url(of: finalHead)
+            // Without redirects the draft's URL answered (rebuilt only when it carries credentials,
+            // a fragment or a base URL, which the request line does not).
+            let draftURL = draft.url
+            outcome.url =
+                redirectCount == 0 && draftURL.baseURL == nil && draftURL.user == nil && draftURL.fragment == nil
+                ? draftURL : Redirect.url(of: finalHead)
 
             counter.total = BodyCounter.expectedLength(of: response.head, method: finalHead.method)
             counter.limiters = self.downloadLimiters
@@ -94,7 +99,8 @@ extension BaseRequest {
         let maximum = self.session.configuration.maximumRedirects
         var current = head
         var currentBody = body
-        var visited: Set<String> = [Redirect.url(of: head)?.absoluteString ?? ""]
+        // The URLs requested so far, to detect cycles; made at the first redirect.
+        var visited: Set<String> = []
         while true {
             let response = try await self.session.transport.send(
                 TransportRequest(head: current, body: currentBody, deadline: deadline)
@@ -104,6 +110,9 @@ extension BaseRequest {
             }
             guard maximum > 0, let redirect = Redirect(following: response.head, to: current) else {
                 return (response, current)
+            }
+            if visited.isEmpty {
+                visited.insert(Redirect.url(of: head)?.absoluteString ?? "")
             }
             redirectCount += 1
             if redirectCount > maximum {

@@ -114,11 +114,13 @@ extension BaseRequest {
 
     var uploadLimiters: [RateLimiter] {
         let own = self.storage.withLockedValue { $0.uploadLimiter }
+        guard own != nil || self.session.uploadLimiter != nil else { return [] }
         return [own, self.session.uploadLimiter].compactMap { $0 }
     }
 
     var downloadLimiters: [RateLimiter] {
         let own = self.storage.withLockedValue { $0.downloadLimiter }
+        guard own != nil || self.session.downloadLimiter != nil else { return [] }
         return [own, self.session.downloadLimiter].compactMap { $0 }
     }
 

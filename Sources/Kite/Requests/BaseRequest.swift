@@ -331,6 +331,7 @@ struct BodyCounter {
         if let encoding = response.headerFields[.contentEncoding], encoding.lowercased() != "identity" {
             return nil
         }
-        return response.headerFields[.contentLength].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        guard let value = response.headerFields[.contentLength] else { return nil }
+        return Int64(value) ?? Int64(value.trimmingCharacters(in: .whitespaces))
     }
 }

@@ -96,6 +96,7 @@ public final class Session: Sendable {
     /// fields it does not set.
     func headerFields(adding defaults: HTTPFields, to fields: HTTPFields) -> HTTPFields {
         var result = fields
+        result.reserveCapacity(fields.count + defaults.count + 1)
         for field in defaults where result[field.name] == nil {
             result.append(field)
         }

@@ -17,6 +17,21 @@ import Testing
         }
     }
 
+    @Test("The response URL without redirects is the request's, without credentials or fragment")
+    func responseURLWithoutRedirects() async throws {
+        let base = try await Backend.inProcess.url("/get")
+        let plain = await Session.default.request(base + "?q=1").serializingData().response
+        #expect(plain.url?.absoluteString == base + "?q=1")
+        let withExtras = base.replacingOccurrences(of: "http://", with: "http://user:secret@") + "?q=1#part"
+        let response = await Session.default.request(withExtras).serializingData().response
+        #expect(response.response?.status.code == 200)
+        #expect(response.url?.absoluteString == base + "?q=1")
+        let relative = try #require(URL(string: "get?q=2", relativeTo: URL(string: base)))
+        let relativeResponse = await Session.default.request(relative).serializingData().response
+        #expect(relativeResponse.url?.absoluteString == base + "?q=2")
+        #expect(relativeResponse.url?.baseURL == nil)
+    }
+
     @Test(arguments: Backend.available)
     func moreThanTheMaximumRedirectsFails(backend: Backend) async throws {
         let url = try await backend.url("/redirect/11")

@@ -281,7 +281,9 @@ import Testing
         var values: [TransferProgress] = []
         for await value in progress { values.append(value) }
         #expect(try await task.value == Data("*****".utf8))
-        #expect(values.count >= 3, "the bytes trickle in: \(values)")
+        // At least one value before the end; how many depends on scheduling (a starved server task
+        // sends the bytes that fell due together).
+        #expect(values.contains { $0.completedBytes > 0 && $0.completedBytes < 5 }, "the bytes trickle in: \(values)")
         #expect(values.map(\.completedBytes) == values.map(\.completedBytes).sorted())
         #expect(values.last == TransferProgress(completedBytes: 5, totalBytes: 5))
     }

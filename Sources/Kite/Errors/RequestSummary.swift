@@ -52,13 +52,8 @@ public struct RequestSummary: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func removingCredentials(from url: String) -> String {
-        // Fast path, without allocating: plain ASCII without control characters or an `@`.
-        var plain = true
-        for byte in url.utf8 where byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "@") {
-            plain = false
-            break
-        }
-        if plain { return url }
+        // Fast path, without allocating: nothing to replace and no `@` that could end user info.
+        if !url.utf8.contains(UInt8(ascii: "@")), !url.containsControlCharacter { return url }
         // Printable form first: control characters must never reach a log line.
         let printable = String(
             String.UnicodeScalarView(

@@ -68,12 +68,7 @@ extension RequestDraft {
         func invalid(_ reason: String) -> KiteError {
             KiteError(code: .invalidURL, message: "URL \"\(self.summary.url)\" \(reason)", request: self.summary)
         }
-        // ASCII bytes need no Unicode lookup; only non-ASCII URLs (rare) check each scalar.
-        let hasControl =
-            absolute.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
-            || (absolute.utf8.contains(where: { $0 >= 0x80 })
-                && absolute.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }))
-        if hasControl {
+        if absolute.containsControlCharacter {
             throw invalid("contains a control character")
         }
         guard let components = URLComponents(url: self.url, resolvingAgainstBaseURL: true) else {

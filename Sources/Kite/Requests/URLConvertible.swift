@@ -30,7 +30,9 @@ extension String: URLConvertible {
     /// - Returns: The parsed URL.
     /// - Throws: ``KiteError`` with code `invalidURL` when the string is not a URL.
     public func asURL() throws -> URL {
-        if let bad = self.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+        if self.containsControlCharacter,
+            let bad = self.unicodeScalars.first(where: { $0.properties.generalCategory == .control })
+        {
             throw KiteError(
                 code: .invalidURL,
                 message: "URL \"\(RequestSummary.removingCredentials(from: self))\" contains the control character "

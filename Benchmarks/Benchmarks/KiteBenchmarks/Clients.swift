@@ -14,6 +14,15 @@ import FoundationNetworking
 extension Harness {
     // MARK: GET
 
+    /// GET `path` with `client` and return the body's length.
+    func get(_ path: String, with client: Client) async throws -> Int {
+        switch client {
+        case .kite: try await self.kiteGet(path)
+        case .ahc: try await self.ahcGet(path)
+        case .urlSession: try await self.urlSessionGet(path)
+        }
+    }
+
     /// GET `path` with Kite and return the body's length.
     func kiteGet(_ path: String) async throws -> Int {
         try await self.kite.request(self.url(path)).validate().serializingData().value.count

@@ -59,12 +59,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("1 small GET, sequential (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
             let harness = try Harness.shared
             for _ in benchmark.scaledIterations {
-                let count: Int
-                switch client {
-                case .kite: count = try await harness.kiteGet(smallPath)
-                case .ahc: count = try await harness.ahcGet(smallPath)
-                case .urlSession: count = try await harness.urlSessionGet(smallPath)
-                }
+                let count = try await harness.get(smallPath, with: client)
                 guard count == 128 else { throw HarnessError("\(client): got \(count) bytes") }
             }
         }
@@ -77,13 +72,7 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations {
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<64 {
-                        group.addTask {
-                            switch client {
-                            case .kite: try await harness.kiteGet(smallPath)
-                            case .ahc: try await harness.ahcGet(smallPath)
-                            case .urlSession: try await harness.urlSessionGet(smallPath)
-                            }
-                        }
+                        group.addTask { try await harness.get(smallPath, with: client) }
                     }
                     for try await count in group where count != 128 {
                         throw HarnessError("\(client): got \(count) bytes")

@@ -39,8 +39,9 @@ extension MultipartFormData {
 /// Produces one pass over a form's encoded body, chunk by chunk.
 ///
 /// File bytes are read with `pread` on NIO's shared blocking-I/O thread pool (`NIOThreadPool.singleton`,
-/// the pool `NonBlockingFileIO` uses), at most one chunk per read, then copied into the outgoing chunk:
-/// memory stays at about two chunks however large the file, and disk reads never block a thread of Swift's
+/// the pool `NonBlockingFileIO` uses), at most one chunk per read; a read that starts a chunk becomes the
+/// chunk, and only a read that completes a chunk begun by other bytes is copied into it: memory stays at
+/// about two chunks however large the file, and disk reads never block a thread of Swift's
 /// cooperative pool. `NIOFileSystem` would do the same but is not a dependency of Kite, and
 /// `NonBlockingFileIO`'s path-based API is deprecated; `FileHandle` reads inside the task would block the
 /// cooperative pool.
@@ -73,7 +74,8 @@ final class MultipartBodyReader {
     ///
     /// After an error the file in progress is closed and the reader ends.
     func next() async throws(KiteError) -> ByteBuffer? {
-        var chunk = ByteBufferAllocator().buffer(capacity: self.chunkSize)
+        // Allocated by the first segment that writes to it (a file read hands over its own buffer).
+        var chunk = ByteBuffer()
         do throws(KiteError) {
             while chunk.readableBytes < self.chunkSize, self.index < self.segments.count {
                 try await self.fill(&chunk)
@@ -96,6 +98,7 @@ final class MultipartBodyReader {
                 offset = current
             }
             let end = min(bytes.count, offset + room)
+            chunk.reserveCapacity(self.chunkSize)
             chunk.writeBytes(bytes[(bytes.startIndex + offset)..<(bytes.startIndex + end)])
             if end == bytes.count {
                 self.finishSegment()
@@ -141,7 +144,12 @@ final class MultipartBodyReader {
                 try MultipartFormData.checkRead(result, of: file, label: label, offset: readOffset, expected: count)
                 return buffer
             }
-            chunk.writeImmutableBuffer(bytes)
+            if chunk.readableBytes == 0 {
+                chunk = bytes
+            } else {
+                chunk.reserveCapacity(self.chunkSize)
+                chunk.writeImmutableBuffer(bytes)
+            }
             offset += Int64(count)
             self.progress = .file(descriptor: descriptor, offset: offset)
         }
@@ -177,6 +185,7 @@ final class MultipartBodyReader {
         }
         if pending.readableBytes > 0 {
             if let slice = pending.readSlice(length: min(room, pending.readableBytes)) {
+                chunk.reserveCapacity(self.chunkSize)
                 chunk.writeImmutableBuffer(slice)
             }
             self.progress = .stream(next: next, produced: produced, pending: pending)

@@ -14,7 +14,8 @@ extension BaseRequest {
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: Where `handler` runs; the session's ``Session/callbackQueue`` by default.
+    ///   - queue: Where `handler` runs, one call at a time and in order (also on a concurrent queue);
+    ///     the session's ``Session/callbackQueue`` by default.
     ///   - handler: Receives each progress value.
     /// - Returns: The request.
     @discardableResult
@@ -53,7 +54,8 @@ extension BaseRequest {
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: Where `handler` runs; the session's ``Session/callbackQueue`` by default.
+    ///   - queue: Where `handler` runs, one call at a time and in order (also on a concurrent queue);
+    ///     the session's ``Session/callbackQueue`` by default.
     ///   - handler: Receives each progress value.
     /// - Returns: The request.
     @discardableResult

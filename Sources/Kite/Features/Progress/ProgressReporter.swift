@@ -20,8 +20,11 @@ final class ProgressReporter: Sendable {
         self.state.withLockedValue { !$0.handlers.isEmpty || !$0.continuations.isEmpty }
     }
 
+    /// Adds a closure that gets every report, in order, on `queue`: a serial queue targeting it
+    /// keeps the order even when `queue` is concurrent (such as `.global()`).
     func addHandler(queue: DispatchQueue, _ handler: @escaping @Sendable (TransferProgress) -> Void) {
-        self.state.withLockedValue { $0.handlers.append((queue, handler)) }
+        let serial = DispatchQueue(label: "kite.progress", target: queue)
+        self.state.withLockedValue { $0.handlers.append((serial, handler)) }
     }
 
     func makeStream(

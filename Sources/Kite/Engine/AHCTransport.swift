@@ -93,23 +93,34 @@ final class AHCTransport: Transport {
         var fields = HTTPFields()
         fields.reserveCapacity(response.headers.count)
         for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) {
+            if let fieldName = Self.fieldName(name) {
                 fields.append(HTTPField(name: fieldName, value: value))
             }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         let body = response.body
+        let errorAuthority = head.authority
         let chunks = ByteChunks(makeNext: { [self] in
-            var iterator = body.makeAsyncIterator()
-            return { () async throws -> ByteBuffer? in
-                do {
-                    return try await iterator.next()
-                } catch {
-                    throw self.kiteError(from: error, authority: head.authority)
-                }
-            }
+            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
         })
         return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
+    }
+
+    /// Long response field names as servers usually spell them. `HTTPField.Name(_:)` stores a
+    /// lowercased copy of the name, which allocates for names longer than 15 bytes (shorter ones
+    /// fit in a small string); these reuse the static names' canonical spelling instead.
+    private static let longCommonNames: [HTTPField.Name] = [
+        .accessControlAllowOrigin, .accessControlAllowCredentials, .accessControlExposeHeaders,
+        .contentDisposition, .contentEncoding, .transferEncoding, .strictTransportSecurity, .wwwAuthenticate,
+    ]
+
+    private static func fieldName(_ name: String) -> HTTPField.Name? {
+        if name.utf8.count > 15 {
+            for common in Self.longCommonNames where common.rawName == name {
+                return common
+            }
+        }
+        return HTTPField.Name(name)
     }
 
     func shutdown() async throws(KiteError) {
@@ -130,6 +141,28 @@ final class AHCTransport: Transport {
     func shutdownInBackground() {
         guard self.canShutDown else { return }
         self.client.shutdown(queue: .global()) { _ in }
+    }
+}
+
+/// Reads a response body for the pipeline, turning engine errors into ``KiteError``: one object
+/// per body (a closure over a captured iterator would cost a box and a context).
+private final class BodyReader {
+    private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private let transport: AHCTransport
+    private let authority: String?
+
+    init(iterator: HTTPClientResponse.Body.AsyncIterator, transport: AHCTransport, authority: String?) {
+        self.iterator = iterator
+        self.transport = transport
+        self.authority = authority
+    }
+
+    func next() async throws -> ByteBuffer? {
+        do {
+            return try await self.iterator.next()
+        } catch {
+            throw self.transport.kiteError(from: error, authority: self.authority)
+        }
     }
 }
 

@@ -179,9 +179,9 @@ extension BaseRequest {
         var finalized = false
         while true {
             let (pending, handlers) = self.storage.withLockedValue {
-                storage -> ([Validator], [Handler]?) in
+                storage -> (SmallList<Validator>, SmallList<Handler>?) in
                 if storage.evaluatedValidators < storage.validators.count {
-                    let pending = Array(storage.validators[storage.evaluatedValidators...])
+                    let pending = storage.validators.suffix(from: storage.evaluatedValidators)
                     storage.evaluatedValidators = storage.validators.count
                     return (pending, nil)
                 }

@@ -28,7 +28,7 @@ public class BaseRequest: @unchecked Sendable {
         /// Why the pipeline is being stopped (cancel or total timeout); the first reason wins.
         var abortError: KiteError?
         var sentRequest: HTTPRequest?
-        var validators: [Validator] = []
+        var validators = SmallList<Validator>()
         var evaluatedValidators = 0
         /// Per-request rate limits, set before the request starts.
         var uploadLimiter: RateLimiter?
@@ -54,12 +54,13 @@ public class BaseRequest: @unchecked Sendable {
     let storage = NIOLockedValueBox(Storage())
 
     /// Upload and download progress observers.
-    let uploadReporter = ProgressReporter()
-    let downloadReporter = ProgressReporter()
+    let uploadReporter: ProgressReporter
+    let downloadReporter: ProgressReporter
 
     init(session: Session, draft: Result<RequestDraft, KiteError>) {
         self.session = session
         self.draftResult = draft
+        (self.uploadReporter, self.downloadReporter) = ProgressReporter.pair()
         switch draft {
         case .success(let draft):
             self.summary = draft.summary
@@ -200,7 +201,14 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     private func startPipeline() {
-        let task = Task { await self.runPipeline() }
+        let task: Task<Void, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
+            // Runs on the caller's thread up to the pipeline's first suspension (usually inside the
+            // engine, once the request is queued), which saves a scheduling hop per request.
+            task = Task.immediate { await self.runPipeline() }
+        } else {
+            task = Task { await self.runPipeline() }
+        }
         let cancelNow = self.storage.withLockedValue { storage in
             storage.pipelineTask = task
             return storage.abortError != nil

@@ -75,14 +75,8 @@ extension DataRequest {
     /// - Returns: The request.
     @discardableResult
     public func validate() -> Self {
-        self.validate(statusCode: 200..<300)
-            .validate { request, response, data in
-                guard let acceptable = ResponseValidation.acceptedTypes(of: request) else { return .success(()) }
-                return ResponseValidation.contentType(
-                    response,
-                    bodyIsEmpty: data?.isEmpty ?? true,
-                    acceptable: acceptable
-                )
-            }
+        self.appendValidator(ResponseValidation.standard(summary: self.summary) { outcome, _ in outcome.data?.isEmpty ?? true })
+        return self
     }
 }
+

@@ -97,8 +97,8 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
 
     /// Runs the validators added so far on the head, before the body is delivered.
     private func validateHead(_ outcome: RequestOutcome) throws(KiteError) {
-        let pending = self.storage.withLockedValue { storage -> [Validator] in
-            let pending = Array(storage.validators[storage.evaluatedValidators...])
+        let pending = self.storage.withLockedValue { storage -> SmallList<Validator> in
+            let pending = storage.validators.suffix(from: storage.evaluatedValidators)
             storage.evaluatedValidators = storage.validators.count
             return pending
         }
@@ -292,15 +292,8 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func validate() -> Self {
-        self.validate(statusCode: 200..<300)
-            .validate { request, response in
-                guard let acceptable = ResponseValidation.acceptedTypes(of: request) else { return .success(()) }
-                return ResponseValidation.contentType(
-                    response,
-                    bodyIsEmpty: Self.isEmpty(response),
-                    acceptable: acceptable
-                )
-            }
+        self.appendValidator(ResponseValidation.standard(summary: self.summary) { _, response in Self.isEmpty(response) })
+        return self
     }
 
     private static func isEmpty(_ response: HTTPResponse) -> Bool {

@@ -71,15 +71,10 @@ extension DownloadRequest {
     /// - Returns: The request.
     @discardableResult
     public func validate() -> Self {
-        self.validate(statusCode: 200..<300)
-            .validate { request, response, fileURL in
-                guard let acceptable = ResponseValidation.acceptedTypes(of: request) else { return .success(()) }
-                return ResponseValidation.contentType(
-                    response,
-                    bodyIsEmpty: Self.isEmpty(fileURL),
-                    acceptable: acceptable
-                )
-            }
+        self.appendValidator(
+            ResponseValidation.standard(summary: self.summary) { outcome, _ in Self.isEmpty(outcome.fileURL) }
+        )
+        return self
     }
 
     private static func isEmpty(_ fileURL: URL?) -> Bool {

@@ -71,35 +71,34 @@ extension RequestDraft {
         if absolute.containsControlCharacter {
             throw invalid("contains a control character")
         }
-        guard let components = URLComponents(url: self.url, resolvingAgainstBaseURL: true) else {
-            throw invalid("is not a valid URL")
-        }
-        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            if let scheme = components.scheme {
+        // URL's own accessors rather than URLComponents: they read the parse URL already made.
+        let url = self.url.baseURL == nil ? self.url : self.url.absoluteURL
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            if let scheme = url.scheme {
                 throw invalid("has the unsupported scheme \"\(scheme)\"; use http or https")
             }
             throw invalid("has no scheme; use http:// or https://")
         }
-        guard var host = components.percentEncodedHost, !host.isEmpty else {
+        guard var host = url.host(percentEncoded: true), !host.isEmpty else {
             throw invalid("has no host")
         }
-        if host.contains(":"), !host.hasPrefix("[") {
+        if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") {
             host = "[\(host)]"
         }
         var authority = host
-        if let port = components.port {
+        if let port = url.port {
             authority += ":\(port)"
         }
-        var path = components.percentEncodedPath
+        var path = url.path(percentEncoded: true)
         if path.isEmpty {
             path = "/"
         }
-        if let query = components.percentEncodedQuery {
+        if let query = url.query(percentEncoded: true) {
             path += "?\(query)"
         }
         var fields = self.headerFields
-        if let user = components.user, fields[.authorization] == nil {
-            let credentials = "\(user):\(components.password ?? "")"
+        if let user = url.user(percentEncoded: false), fields[.authorization] == nil {
+            let credentials = "\(user):\(url.password(percentEncoded: false) ?? "")"
             fields[.authorization] = "Basic \(Data(credentials.utf8).base64EncodedString())"
         }
         return HTTPRequest(method: self.method, scheme: scheme, authority: authority, path: path, headerFields: fields)

@@ -9,7 +9,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
     private(set) var pipelineStarted = false
     private(set) var outcome: Outcome?
     private var waiters: [Waiter] = []
-    private var handlers: [Handler] = []
+    private var handlers = SmallList<Handler>()
 
     var pendingHandlerCount: Int { self.handlers.count }
     var parkedWaiterCount: Int { self.waiters.count }
@@ -27,7 +27,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
         /// reports the outcome when it has stopped.
         case cancelPipeline(waiters: [Waiter])
         /// The pipeline never ran: deliver this outcome to these handlers now.
-        case deliver([Handler], Outcome)
+        case deliver(SmallList<Handler>, Outcome)
         case none
     }
 
@@ -92,7 +92,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
             let outcome = outcomeIfNotStarted()
             self.outcome = outcome
             let handlers = self.handlers
-            self.handlers = []
+            self.handlers = SmallList()
             return .deliver(handlers, outcome)
         case .cancelled, .finished:
             return .none
@@ -114,7 +114,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
     }
 
     /// The pipeline is done; returns the handlers to run with `outcome`.
-    mutating func finish(with outcome: Outcome) -> [Handler] {
+    mutating func finish(with outcome: Outcome) -> SmallList<Handler> {
         switch self.state {
         case .resumed, .suspended:
             self.state = .finished
@@ -126,7 +126,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
         precondition(self.outcome == nil, "the pipeline finished twice")
         self.outcome = outcome
         let handlers = self.handlers
-        self.handlers = []
+        self.handlers = SmallList()
         return handlers
     }
 

@@ -56,22 +56,26 @@ public struct DataTask<Value: Sendable>: Sendable {
     }
 }
 
-/// A value that arrives once, awaited by any number of tasks.
-final class Promise<Value: Sendable>: Sendable {
+/// A value that arrives once, awaited by any number of tasks. A struct over its lock box: copies
+/// share the state, and making one costs a single allocation.
+struct Promise<Value: Sendable>: Sendable {
     private enum State {
-        case pending([CheckedContinuation<Value, Never>])
+        /// Awaited by `first` (the usual single awaiter) and then `others`.
+        case pending(first: UnsafeContinuation<Value, Never>?, others: [UnsafeContinuation<Value, Never>])
         case fulfilled(Value)
     }
 
-    private let state = NIOLockedValueBox(State.pending([]))
+    private let state = NIOLockedValueBox(State.pending(first: nil, others: []))
 
     func fulfill(_ value: Value) {
-        let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Value, Never>] in
-            guard case .pending(let waiters) = state else { return [] }
+        let (first, others) = self.state.withLockedValue {
+            state -> (UnsafeContinuation<Value, Never>?, [UnsafeContinuation<Value, Never>]) in
+            guard case .pending(let first, let others) = state else { return (nil, []) }
             state = .fulfilled(value)
-            return waiters
+            return (first, others)
         }
-        for waiter in waiters { waiter.resume(returning: value) }
+        first?.resume(returning: value)
+        for waiter in others { waiter.resume(returning: value) }
     }
 
     /// The value; when the awaiting task is cancelled, `request` (if any) is cancelled too.
@@ -87,12 +91,16 @@ final class Promise<Value: Sendable>: Sendable {
     var value: Value {
         get async {
             if case .fulfilled(let value) = self.state.withLockedValue({ $0 }) { return value }
-            return await withCheckedContinuation { continuation in
+            // Unsafe (no checking canary to allocate): `fulfill` resumes each stored waiter exactly once.
+            return await withUnsafeContinuation { continuation in
                 let ready = self.state.withLockedValue { state -> Value? in
                     switch state {
-                    case .pending(var waiters):
-                        waiters.append(continuation)
-                        state = .pending(waiters)
+                    case .pending(nil, let others):
+                        state = .pending(first: continuation, others: others)
+                        return nil
+                    case .pending(let first, var others):
+                        others.append(continuation)
+                        state = .pending(first: first, others: others)
                         return nil
                     case .fulfilled(let value):
                         return value

@@ -49,12 +49,16 @@ public protocol ResponseSerializer: DataResponseSerializerProtocol {
     var emptyRequestMethods: Set<HTTPRequest.Method> { get }
 }
 
+// Built once: every `serializing…()` call evaluates the defaults.
+private let defaultEmptyResponseCodeSet: Set<Int> = [204, 205]
+private let defaultEmptyRequestMethodSet: Set<HTTPRequest.Method> = [.head]
+
 extension ResponseSerializer {
     /// `[204, 205]`.
-    public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
+    public static var defaultEmptyResponseCodes: Set<Int> { defaultEmptyResponseCodeSet }
 
     /// `[.head]`.
-    public static var defaultEmptyRequestMethods: Set<HTTPRequest.Method> { [.head] }
+    public static var defaultEmptyRequestMethods: Set<HTTPRequest.Method> { defaultEmptyRequestMethodSet }
 
     /// Whether the request or response say an empty body is expected.
     ///

@@ -28,6 +28,24 @@ enum ResponseValidation {
         }
     }
 
+    /// The validator of every request kind's `validate()`: the status in `200..<300`, then, when the
+    /// request has an `Accept` header, `Content-Type` against it. One validator for both checks, so
+    /// the common `validate()` costs one closure.
+    static func standard(
+        summary: RequestSummary,
+        bodyIsEmpty: @escaping @Sendable (RequestOutcome, HTTPResponse) -> Bool
+    ) -> BaseRequest.Validator {
+        Self.validator(summary: summary) { outcome, response in
+            if case .failure(let error) = Self.status(response, in: 200..<300) { return .failure(error) }
+            guard let acceptable = Self.acceptedTypes(of: outcome.request) else { return .success(()) }
+            return Self.contentType(
+                response,
+                bodyIsEmpty: bodyIsEmpty(outcome, response),
+                acceptable: acceptable
+            )
+        }
+    }
+
     static func status<Codes: Sequence>(_ response: HTTPResponse, in acceptable: Codes) -> Result<Void, any Error>
     where Codes.Element == Int {
         guard acceptable.contains(response.status.code) else {

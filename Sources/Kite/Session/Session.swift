@@ -95,6 +95,15 @@ public final class Session: Sendable {
     /// The header fields a request carries when sent: its own, then the session's defaults for
     /// fields it does not set.
     func headerFields(adding defaults: HTTPFields, to fields: HTTPFields) -> HTTPFields {
+        let addsAcceptEncoding: Bool
+        if case .enabled = self.configuration.decompression, defaults[.acceptEncoding] == nil {
+            addsAcceptEncoding = true
+        } else {
+            addsAcceptEncoding = false
+        }
+        if fields.isEmpty, !addsAcceptEncoding {
+            return defaults  // shares the defaults' storage
+        }
         var result = fields
         result.reserveCapacity(fields.count + defaults.count + 1)
         for field in defaults where result[field.name] == nil {

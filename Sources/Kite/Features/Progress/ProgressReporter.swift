@@ -4,8 +4,9 @@ import NIOConcurrencyHelpers
 /// Fans one transfer's progress out to closures (on their queues) and async streams.
 ///
 /// Reports that would go backwards (a body re-sent after a redirect) are dropped, so observers
-/// see a monotonic sequence.
-final class ProgressReporter: Sendable {
+/// see a monotonic sequence. A request's upload and download reporters share one lock box
+/// (``pair()``), so a request pays a single allocation for both.
+struct ProgressReporter: Sendable {
     private struct State {
         var handlers: [(DispatchQueue, @Sendable (TransferProgress) -> Void)] = []
         var continuations: [AsyncStream<TransferProgress>.Continuation] = []
@@ -13,18 +14,37 @@ final class ProgressReporter: Sendable {
         var finished = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let box: NIOLockedValueBox<(upload: State, download: State)>
+    private let isUpload: Bool
+
+    /// An upload reporter and a download reporter over one lock box.
+    static func pair() -> (upload: ProgressReporter, download: ProgressReporter) {
+        let box = NIOLockedValueBox((upload: State(), download: State()))
+        return (ProgressReporter(box: box, isUpload: true), ProgressReporter(box: box, isUpload: false))
+    }
+
+    private init(box: NIOLockedValueBox<(upload: State, download: State)>, isUpload: Bool) {
+        self.box = box
+        self.isUpload = isUpload
+    }
+
+    /// Runs `body` on this reporter's state, under the shared lock.
+    private func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        self.box.withLockedValue { states in
+            self.isUpload ? body(&states.upload) : body(&states.download)
+        }
+    }
 
     /// Whether anyone listens; reporting is skipped otherwise.
     var hasObservers: Bool {
-        self.state.withLockedValue { !$0.handlers.isEmpty || !$0.continuations.isEmpty }
+        self.withState { !$0.handlers.isEmpty || !$0.continuations.isEmpty }
     }
 
     /// Adds a closure that gets every report, in order, on `queue`: a serial queue targeting it
     /// keeps the order even when `queue` is concurrent (such as `.global()`).
     func addHandler(queue: DispatchQueue, _ handler: @escaping @Sendable (TransferProgress) -> Void) {
         let serial = DispatchQueue(label: "kite.progress", target: queue)
-        self.state.withLockedValue { $0.handlers.append((serial, handler)) }
+        self.withState { $0.handlers.append((serial, handler)) }
     }
 
     func makeStream(
@@ -33,7 +53,7 @@ final class ProgressReporter: Sendable {
         -> AsyncStream<TransferProgress>
     {
         let (stream, continuation) = AsyncStream.makeStream(of: TransferProgress.self, bufferingPolicy: bufferingPolicy)
-        let (finished, last) = self.state.withLockedValue { state in
+        let (finished, last) = self.withState { state in
             if !state.finished { state.continuations.append(continuation) }
             return (state.finished, state.last)
         }
@@ -46,7 +66,7 @@ final class ProgressReporter: Sendable {
 
     func report(completed: Int64, total: Int64?) {
         let progress = TransferProgress(completedBytes: completed, totalBytes: total)
-        let targets = self.state.withLockedValue {
+        let targets = self.withState {
             state -> (
                 [(DispatchQueue, @Sendable (TransferProgress) -> Void)], [AsyncStream<TransferProgress>.Continuation]
             )? in
@@ -61,7 +81,7 @@ final class ProgressReporter: Sendable {
     }
 
     func finish() {
-        let continuations = self.state.withLockedValue { state -> [AsyncStream<TransferProgress>.Continuation] in
+        let continuations = self.withState { state -> [AsyncStream<TransferProgress>.Continuation] in
             guard !state.finished else { return [] }
             state.finished = true
             return state.continuations

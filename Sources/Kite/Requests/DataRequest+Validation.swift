@@ -75,8 +75,9 @@ extension DataRequest {
     /// - Returns: The request.
     @discardableResult
     public func validate() -> Self {
-        self.appendValidator(ResponseValidation.standard(summary: self.summary) { outcome, _ in outcome.data?.isEmpty ?? true })
+        self.appendValidator(
+            ResponseValidation.standard(summary: self.summary) { outcome, _ in outcome.data?.isEmpty ?? true }
+        )
         return self
     }
 }
-

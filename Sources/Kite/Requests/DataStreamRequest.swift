@@ -292,7 +292,9 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func validate() -> Self {
-        self.appendValidator(ResponseValidation.standard(summary: self.summary) { _, response in Self.isEmpty(response) })
+        self.appendValidator(
+            ResponseValidation.standard(summary: self.summary) { _, response in Self.isEmpty(response) }
+        )
         return self
     }
 

@@ -114,9 +114,13 @@ public struct URLEncoding: ParameterEncoding {
     /// Method-dependent destination, brackets for arrays, numeric Booleans.
     ///
     /// ```swift
-    /// let encoding: any ParameterEncoding = URLEncoding.default
+    /// let encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding
     /// ```
     public static let `default` = URLEncoding()
+
+    /// ``default`` already boxed as an existential: a default argument of `any ParameterEncoding`
+    /// would otherwise box `URLEncoding` (larger than an existential's inline buffer) on every call.
+    @usableFromInline static let defaultAsParameterEncoding: any ParameterEncoding = URLEncoding.default
 
     /// Always in the URL's query, brackets for arrays, numeric Booleans.
     ///

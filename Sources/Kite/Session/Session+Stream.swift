@@ -22,7 +22,7 @@ extension Session {
         _ convertible: any URLConvertible,
         method: HTTPRequest.Method = .get,
         parameters: Parameters? = nil,
-        encoding: any ParameterEncoding = URLEncoding.default,
+        encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding,
         headers: HTTPFields? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {

@@ -98,9 +98,11 @@ final class AHCTransport: Transport {
             }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        // A response body is read once, so its reader is made now and the closure holds only it.
-        let reader = BodyReader(iterator: response.body.makeAsyncIterator(), transport: self, authority: head.authority)
-        let chunks = ByteChunks(makeNext: { reader.next })
+        let body = response.body
+        let errorAuthority = head.authority
+        let chunks = ByteChunks(makeNext: { [self] in
+            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
+        })
         return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
     }
 
@@ -144,9 +146,7 @@ final class AHCTransport: Transport {
 
 /// Reads a response body for the pipeline, turning engine errors into ``KiteError``: one object
 /// per body (a closure over a captured iterator would cost a box and a context).
-// @unchecked: a response body is one-pass; the pipeline reads it from one task at a time, as it
-// would AHC's own iterator.
-private final class BodyReader: @unchecked Sendable {
+private final class BodyReader {
     private var iterator: HTTPClientResponse.Body.AsyncIterator
     private let transport: AHCTransport
     private let authority: String?

@@ -95,13 +95,9 @@ public final class Session: Sendable {
     /// The header fields a request carries when sent: its own, then the session's defaults for
     /// fields it does not set.
     func headerFields(adding defaults: HTTPFields, to fields: HTTPFields) -> HTTPFields {
-        let addsAcceptEncoding: Bool
-        if case .enabled = self.configuration.decompression, defaults[.acceptEncoding] == nil {
-            addsAcceptEncoding = true
-        } else {
-            addsAcceptEncoding = false
-        }
-        if fields.isEmpty, !addsAcceptEncoding {
+        let decompresses: Bool
+        if case .enabled = self.configuration.decompression { decompresses = true } else { decompresses = false }
+        if fields.isEmpty, !decompresses || defaults[.acceptEncoding] != nil {
             return defaults  // shares the defaults' storage
         }
         var result = fields
@@ -109,7 +105,7 @@ public final class Session: Sendable {
         for field in defaults where result[field.name] == nil {
             result.append(field)
         }
-        if case .enabled = self.configuration.decompression, result[.acceptEncoding] == nil {
+        if decompresses, result[.acceptEncoding] == nil {
             result[.acceptEncoding] = DefaultHeaders.acceptEncoding
         }
         return result

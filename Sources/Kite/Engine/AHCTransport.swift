@@ -11,6 +11,9 @@ final class AHCTransport: Transport {
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
 
+    /// The event loops every engine runs on.
+    private static let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
+
     /// The engine of `Session.default`: created once, never shut down.
     static let shared = AHCTransport(configuration: Session.Configuration(), canShutDown: false)
 
@@ -36,7 +39,7 @@ final class AHCTransport: Transport {
         )
         config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
         config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
-        self.client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: config)
+        self.client = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: config)
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
     }
@@ -69,8 +72,7 @@ final class AHCTransport: Transport {
             // The engine iterates the body once per attempt (a 307/308 redirect sends it again):
             // each iteration asks the source for fresh chunks.
             let perAttempt = ByteChunks(makeNext: {
-                var iterator = makeChunks().makeAsyncIterator()
-                return { try await iterator.next() }
+                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup).next
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
@@ -163,6 +165,41 @@ private final class BodyReader {
         } catch {
             throw self.transport.kiteError(from: error, authority: self.authority)
         }
+    }
+}
+
+/// Hands a streamed request body to the engine without letting it queue more than
+/// ``aheadLimit`` bytes in front of its event loops.
+///
+/// AHC writes each chunk from the task that pulls the body (an `EventLoop.execute` per chunk) and
+/// stops pulling only after its channel handler, on the event loop, has seen the channel turn
+/// unwritable. While that event loop is busy the task keeps queueing: a 1 GiB file upload read from
+/// the page cache peaked at 40 to 50 MiB of queued chunks. Every ``aheadLimit`` bytes this waits
+/// until each loop of the engine's group has run what was queued before, so at most that many bytes
+/// (plus the channel's own write buffer, which AHC does respect) wait in memory.
+final class PacedBody {
+    static let aheadLimit = 256 * 1024
+
+    private var iterator: ByteChunks.AsyncIterator
+    private let eventLoops: any EventLoopGroup
+    private var bytesSinceBarrier = 0
+
+    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup) {
+        self.iterator = iterator
+        self.eventLoops = eventLoops
+    }
+
+    func next() async throws -> ByteBuffer? {
+        if self.bytesSinceBarrier >= Self.aheadLimit {
+            self.bytesSinceBarrier = 0
+            // The engine's writes were queued with `execute` before this; loops run tasks in order.
+            for loop in self.eventLoops.makeIterator() {
+                try await loop.submit {}.get()
+            }
+        }
+        let chunk = try await self.iterator.next()
+        self.bytesSinceBarrier += chunk?.readableBytes ?? 0
+        return chunk
     }
 }
 

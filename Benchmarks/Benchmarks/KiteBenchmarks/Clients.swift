@@ -112,15 +112,36 @@ extension Harness {
     /// removed.
     func curlDownload(_ path: String) async throws -> Int64 {
         let destination = self.scratchFile("curl-download")
+        _ = try await Self.runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            arguments: ["curl", "--silent", "--show-error", "--fail", "-o", destination.path, self.url(path)]
+        )
+        return try Self.sizeAndRemove(destination)
+    }
+
+    /// Runs `executable` to its end and returns what it wrote to standard output.
+    ///
+    /// - Throws: ``HarnessError`` when it exits with a status other than 0.
+    static func runProcess(
+        _ executable: URL,
+        arguments: [String],
+        environment: [String: String]? = nil
+    ) async throws -> Data {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "--silent", "--show-error", "--fail", "-o", destination.path, self.url(path)]
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment {
+            process.environment = environment
+        }
+        let output = Pipe()
+        process.standardOutput = output
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { process in
                 if process.terminationStatus == 0 {
                     continuation.resume()
                 } else {
-                    continuation.resume(throwing: HarnessError("curl exited with \(process.terminationStatus)"))
+                    let name = arguments.first ?? executable.lastPathComponent
+                    continuation.resume(throwing: HarnessError("\(name) exited with \(process.terminationStatus)"))
                 }
             }
             do {
@@ -129,7 +150,7 @@ extension Harness {
                 continuation.resume(throwing: error)
             }
         }
-        return try Self.sizeAndRemove(destination)
+        return try output.fileHandleForReading.readToEnd() ?? Data()
     }
 
     static func sizeAndRemove(_ fileURL: URL) throws -> Int64 {

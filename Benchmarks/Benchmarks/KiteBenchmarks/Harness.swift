@@ -16,14 +16,15 @@ import FoundationNetworking
 /// clients, configured alike.
 ///
 /// package-benchmark runs each benchmark in its own process, so `start()` runs once per benchmark.
+/// A client process (``ClientProcess``) makes a harness with one client and no server of its own.
 final class Harness: Sendable {
-    let server: KiteTestServer
-    /// Kite, with its own connection pool.
-    let kite: Session
-    /// Raw async-http-client with the configuration Kite gives its engine.
-    let ahc: HTTPClient
-    /// URLSession from FoundationNetworking (swift-corelibs-foundation on Linux).
-    let urlSession: URLSession
+    /// The in-process test server; `nil` in a client process, which uses its parent's.
+    let server: KiteTestServer?
+    /// The server's base URL, `http://127.0.0.1:PORT`.
+    let baseURL: String
+    private let kiteSession: Session?
+    private let ahcClient: HTTPClient?
+    private let urlSessionClient: URLSession?
     /// The header fields Kite sends by default, sent by the raw AHC and URLSession requests too
     /// so that every client puts the same request on the wire.
     let defaultHeaders: HTTPHeaders
@@ -42,18 +43,52 @@ final class Harness: Sendable {
         }
     }
 
-    private init() async throws {
-        self.server = try await KiteTestServer.start()
+    /// Kite, with its own connection pool.
+    var kite: Session {
+        get throws { try Self.made(self.kiteSession, .kite) }
+    }
+
+    /// Raw async-http-client with the configuration Kite gives its engine.
+    var ahc: HTTPClient {
+        get throws { try Self.made(self.ahcClient, .ahc) }
+    }
+
+    /// URLSession from FoundationNetworking (swift-corelibs-foundation on Linux).
+    var urlSession: URLSession {
+        get throws { try Self.made(self.urlSessionClient, .urlSession) }
+    }
+
+    private static func made<C>(_ client: C?, _ name: Client) throws -> C {
+        guard let client else { throw HarnessError("this process made no \(name.rawValue) client") }
+        return client
+    }
+
+    /// Starts a server in this process unless `serverURL` names one, and makes `clients`.
+    init(serverURL: String? = nil, clients: Set<Client> = Set(Client.allCases)) async throws {
+        if let serverURL {
+            self.server = nil
+            self.baseURL = serverURL
+        } else {
+            let server = try await KiteTestServer.start()
+            self.server = server
+            self.baseURL = server.baseURL
+        }
         let configuration = Session.Configuration.default
-        self.kite = Session(configuration: configuration)
-        self.ahc = HTTPClient(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            configuration: Self.ahcConfiguration(like: configuration)
-        )
-        let urlConfiguration = URLSessionConfiguration.ephemeral
-        urlConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
-        urlConfiguration.timeoutIntervalForRequest = 60
-        self.urlSession = URLSession(configuration: urlConfiguration)
+        self.kiteSession = clients.contains(.kite) ? Session(configuration: configuration) : nil
+        self.ahcClient =
+            clients.contains(.ahc)
+            ? HTTPClient(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                configuration: Self.ahcConfiguration(like: configuration)
+            ) : nil
+        if clients.contains(.urlSession) {
+            let urlConfiguration = URLSessionConfiguration.ephemeral
+            urlConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+            urlConfiguration.timeoutIntervalForRequest = 60
+            self.urlSessionClient = URLSession(configuration: urlConfiguration)
+        } else {
+            self.urlSessionClient = nil
+        }
         var headers = HTTPHeaders()
         for field in configuration.headers {
             headers.add(name: field.name.rawName, value: field.value)
@@ -93,16 +128,21 @@ final class Harness: Sendable {
                 return state
             })
         else { return }
-        harness.urlSession.invalidateAndCancel()
-        try await harness.kite.shutdown()
-        try await harness.ahc.shutdown()
-        try await harness.server.shutdown()
-        try? FileManager.default.removeItem(at: harness.scratch)
+        try await harness.shutdown()
+    }
+
+    /// Stops the clients and the server this harness made and removes its scratch folder.
+    func shutdown() async throws {
+        self.urlSessionClient?.invalidateAndCancel()
+        try await self.kiteSession?.shutdown()
+        try await self.ahcClient?.shutdown()
+        try await self.server?.shutdown()
+        try? FileManager.default.removeItem(at: self.scratch)
     }
 
     /// The URL of `path` on the test server.
     func url(_ path: String) -> String {
-        self.server.baseURL + path
+        self.baseURL + path
     }
 
     /// A raw AHC request for `path` with Kite's default header fields.

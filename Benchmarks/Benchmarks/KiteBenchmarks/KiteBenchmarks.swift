@@ -35,16 +35,19 @@ enum Client: String, CaseIterable {
 
 /// The benchmarks package-benchmark finds and runs.
 let benchmarks: @Sendable () -> Void = {
+    // Cases 4 and 5 start this executable again as a client process; it does its job and exits here.
+    ClientProcess.runIfRequested()
+
     Benchmark.setup = { try await Harness.start() }
     Benchmark.teardown = { try await Harness.stop() }
 
     let requestMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .peakMemoryResident]
     let transferMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .peakMemoryResident]
 
-    /// Peak resident memory at most 64 MiB, checked by `swift package benchmark thresholds check`
-    /// against the static thresholds in `Thresholds/`.
-    let peakMemoryLimit: [BenchmarkMetric: BenchmarkThresholds] = [
-        .peakMemoryResident: BenchmarkThresholds(absolute: [.p90: 0])
+    /// A client process's peak resident memory at most 64 MiB, checked by `swift package benchmark
+    /// thresholds check` against the static thresholds in `Thresholds/`.
+    let clientPeakMemoryLimit: [BenchmarkMetric: BenchmarkThresholds] = [
+        ClientProcess.peakResident: BenchmarkThresholds(absolute: [.p90: 0])
     ]
 
     let requestConfiguration = Benchmark.Configuration(
@@ -101,45 +104,65 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    let transferConfiguration = Benchmark.Configuration(
-        metrics: transferMetrics,
-        warmupIterations: 1,
-        maxDuration: .seconds(20),
-        maxIterations: 5
-    )
+    /// Cases 4 and 5; a client process's peak memory is a metric of its own, limited for Kite.
+    func transferConfiguration(ownProcess: Bool, limited: Bool) -> Benchmark.Configuration {
+        Benchmark.Configuration(
+            metrics: ownProcess ? transferMetrics + [ClientProcess.peakResident] : transferMetrics,
+            warmupIterations: 1,
+            maxDuration: .seconds(20),
+            maxIterations: 5,
+            thresholds: ownProcess && limited ? clientPeakMemoryLimit : nil
+        )
+    }
 
-    // 4. Download 1 GiB to a file.
-    let downloads: [(String, @Sendable (Harness) async throws -> Int64)] = [
-        ("Kite", { try await $0.kiteDownload("/bytes/\(gibibyte)") }),
-        ("AHC FileDownloadDelegate", { try await $0.ahcDownload("/bytes/\(gibibyte)") }),
-        ("curl -o", { try await $0.curlDownload("/bytes/\(gibibyte)") }),
-        ("URLSession", { try await $0.urlSessionDownload("/bytes/\(gibibyte)") }),
+    // 4. Download 1 GiB to a file. Kite and AHC run twice: in the benchmark process, and in a client
+    // process of their own (as curl does), whose peak resident memory is theirs alone.
+    let downloadPath = "/bytes/\(gibibyte)"
+    let downloads: [(String, @Sendable (Harness) async throws -> (bytes: Int64, peakResident: Int?))] = [
+        ("Kite", { (try await $0.kiteDownload(downloadPath), nil) }),
+        ("AHC FileDownloadDelegate", { (try await $0.ahcDownload(downloadPath), nil) }),
+        ("Kite, own process", { try await ClientProcess.run(.download, with: .kite, downloadPath, on: $0) }),
+        (
+            "AHC FileDownloadDelegate, own process",
+            { try await ClientProcess.run(.download, with: .ahc, downloadPath, on: $0) }
+        ),
+        ("curl -o", { (try await $0.curlDownload(downloadPath), nil) }),
+        ("URLSession", { (try await $0.urlSessionDownload(downloadPath), nil) }),
     ]
     for (name, download) in downloads {
-        var configuration = transferConfiguration
-        if name == "Kite" {
-            configuration.thresholds = peakMemoryLimit
-        }
-        Benchmark("4 download 1 GiB to a file (\(name))", configuration: configuration) { benchmark in
+        Benchmark(
+            "4 download 1 GiB to a file (\(name))",
+            configuration: transferConfiguration(
+                ownProcess: name.hasSuffix("own process"),
+                limited: name.hasPrefix("Kite")
+            )
+        ) { benchmark in
             let harness = try Harness.shared
             for _ in benchmark.scaledIterations {
-                let size = try await download(harness)
+                let (size, peakResident) = try await download(harness)
                 guard size == gibibyte else { throw HarnessError("\(name): downloaded \(size) bytes") }
+                if let peakResident {
+                    benchmark.measurement(ClientProcess.peakResident, peakResident)
+                }
             }
         }
     }
 
     // 5. Upload a 1 GiB file as a multipart part; the server reads it and hashes it (SHA-256).
-    let uploads: [(String, @Sendable (Harness, URL) async throws -> Int64)] = [
-        ("Kite", { try await $0.kiteUpload($1) }),
-        ("AHC", { try await $0.ahcUpload($1) }),
+    let uploads: [(String, @Sendable (Harness, URL) async throws -> (bytes: Int64, peakResident: Int?))] = [
+        ("Kite", { (try await $0.kiteUpload($1), nil) }),
+        ("AHC", { (try await $0.ahcUpload($1), nil) }),
+        ("Kite, own process", { try await ClientProcess.run(.upload, with: .kite, $1.path, on: $0) }),
+        ("AHC, own process", { try await ClientProcess.run(.upload, with: .ahc, $1.path, on: $0) }),
     ]
     for (name, upload) in uploads {
-        var configuration = transferConfiguration
-        if name == "Kite" {
-            configuration.thresholds = peakMemoryLimit
-        }
-        Benchmark("5 multipart upload 1 GiB from a file (\(name))", configuration: configuration) { benchmark in
+        Benchmark(
+            "5 multipart upload 1 GiB from a file (\(name))",
+            configuration: transferConfiguration(
+                ownProcess: name.hasSuffix("own process"),
+                limited: name.hasPrefix("Kite")
+            )
+        ) { benchmark in
             let harness = try Harness.shared
             // A sparse file: 1 GiB long without 1 GiB on disk.
             let fileURL = harness.scratchFile("upload")
@@ -152,8 +175,11 @@ let benchmarks: @Sendable () -> Void = {
             defer { try? FileManager.default.removeItem(at: fileURL) }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                let size = try await upload(harness, fileURL)
+                let (size, peakResident) = try await upload(harness, fileURL)
                 guard size == gibibyte else { throw HarnessError("\(name): server read \(size) bytes") }
+                if let peakResident {
+                    benchmark.measurement(ClientProcess.peakResident, peakResident)
+                }
             }
             benchmark.stopMeasurement()
         }

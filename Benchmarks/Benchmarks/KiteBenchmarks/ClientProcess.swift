@@ -1,0 +1,108 @@
+import Benchmark
+import Foundation
+import Synchronization
+
+/// Cases 4 and 5 run Kite and raw AHC a second time in a process of their own, as `curl -o` runs, so
+/// that the peak resident memory measured is the client's alone. The benchmark process also holds
+/// the in-process server (which generates, parses and hashes every byte it serves or receives),
+/// package-benchmark and the other clients' set-up, and so sits at about 60 MiB before a transfer
+/// starts.
+///
+/// The client process is this executable again, started with ``variable`` naming the job; it makes
+/// only the one client, uses its parent's server, and reports the bytes transferred and its own peak
+/// resident memory (`VmHWM`) on standard output.
+enum ClientProcess {
+    enum Transfer: String {
+        case download
+        case upload
+    }
+
+    /// The environment variable that makes this executable a client process.
+    static let variable = "KITE_BENCHMARK_CLIENT_PROCESS"
+
+    /// The client process's peak resident memory in bytes (its `VmHWM`). The name is the key of the
+    /// static thresholds in `Thresholds/`.
+    static let peakResident = BenchmarkMetric.custom("clientPeakMemoryResident")
+
+    /// Does the job and exits when this process is a client process; returns at once otherwise.
+    static func runIfRequested() {
+        guard let job = ProcessInfo.processInfo.environment[Self.variable] else { return }
+        // package-benchmark registers benchmarks synchronously: block this thread until the job,
+        // which runs on the cooperative pool, is done.
+        let done = DispatchSemaphore(value: 0)
+        let status = Mutex<Int32>(1)
+        Task.detached {
+            do {
+                let bytes = try await Self.perform(job)
+                print("\(bytes) \(try Self.ownPeakResident())")
+                status.withLock { $0 = 0 }
+            } catch {
+                FileHandle.standardError.write(Data("client process (\(job)): \(error)\n".utf8))
+            }
+            done.signal()
+        }
+        done.wait()
+        exit(status.withLock { $0 })
+    }
+
+    /// Runs `transfer` with `client` in a client process against `harness`'s server.
+    ///
+    /// - Parameter argument: The path to download, or the file to upload.
+    /// - Returns: The bytes transferred (checked by the client process as the in-process cases check
+    ///   them) and the client process's peak resident memory in bytes.
+    static func run(
+        _ transfer: Transfer,
+        with client: Client,
+        _ argument: String,
+        on harness: Harness
+    ) async throws -> (bytes: Int64, peakResident: Int) {
+        let executable = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        )
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.variable] = [transfer.rawValue, client.rawValue, harness.baseURL, argument]
+            .joined(separator: " ")
+        let output = try await Harness.runProcess(executable, arguments: [], environment: environment)
+        let words = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, let bytes = Int64(words[0]), let peak = Int(words[1]) else {
+            throw HarnessError("client process answered \"\(String(decoding: output, as: UTF8.self))\"")
+        }
+        return (bytes, peak)
+    }
+
+    /// The client process's side: one client, its parent's server, one transfer.
+    private static func perform(_ job: String) async throws -> Int64 {
+        let words = job.split(separator: " ", maxSplits: 3).map(String.init)
+        guard words.count == 4, let transfer = Transfer(rawValue: words[0]), let client = Client(rawValue: words[1])
+        else {
+            throw HarnessError("not a client process job: \(job)")
+        }
+        let harness = try await Harness(serverURL: words[2], clients: [client])
+        let result: Result<Int64, any Error>
+        do {
+            switch (transfer, client) {
+            case (.download, .kite): result = .success(try await harness.kiteDownload(words[3]))
+            case (.download, .ahc): result = .success(try await harness.ahcDownload(words[3]))
+            case (.upload, .kite): result = .success(try await harness.kiteUpload(URL(fileURLWithPath: words[3])))
+            case (.upload, .ahc): result = .success(try await harness.ahcUpload(URL(fileURLWithPath: words[3])))
+            default: throw HarnessError("no client process job \(transfer.rawValue) with \(client.rawValue)")
+            }
+        } catch {
+            result = .failure(error)
+        }
+        try await harness.shutdown()
+        return try result.get()
+    }
+
+    /// This process's peak resident memory in bytes, from `VmHWM` in `/proc/self/status`.
+    private static func ownPeakResident() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(whereSeparator: \.isWhitespace)
+            if fields.count == 3, fields[2] == "kB", let kibibytes = Int(fields[1]) {
+                return kibibytes * 1024
+            }
+        }
+        throw HarnessError("no VmHWM in /proc/self/status")
+    }
+}

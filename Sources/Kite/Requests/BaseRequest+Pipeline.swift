@@ -179,7 +179,7 @@ extension BaseRequest {
         var finalized = false
         while true {
             let (pending, handlers) = self.storage.withLockedValue {
-                storage -> (SmallList<Validator>, SmallList<Handler>?) in
+                storage -> (SmallList<StoredValidator>, SmallList<StoredHandler>?) in
                 if storage.evaluatedValidators < storage.validators.count {
                     let pending = storage.validators.suffix(from: storage.evaluatedValidators)
                     storage.evaluatedValidators = storage.validators.count

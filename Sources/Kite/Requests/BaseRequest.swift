@@ -22,13 +22,29 @@ public class BaseRequest: @unchecked Sendable {
     typealias Handler = @Sendable (RequestOutcome) -> Void
     typealias Validator = @Sendable (RequestOutcome) -> KiteError?
 
+    /// A handler as stored. Kept in a struct because a bare closure stored in a generic container
+    /// (the state machine, ``SmallList``) is re-abstracted through a thunk with a heap context: one
+    /// allocation per handler.
+    struct StoredHandler {
+        let run: Handler
+
+        func callAsFunction(_ outcome: RequestOutcome) { self.run(outcome) }
+    }
+
+    /// A validator as stored; a struct for the same reason as ``StoredHandler``.
+    struct StoredValidator {
+        let check: Validator
+
+        func callAsFunction(_ outcome: RequestOutcome) -> KiteError? { self.check(outcome) }
+    }
+
     struct Storage {
-        var machine = RequestStateMachine<Waiter, Handler, RequestOutcome>()
+        var machine = RequestStateMachine<Waiter, StoredHandler, RequestOutcome>()
         var pipelineTask: Task<Void, Never>?
         /// Why the pipeline is being stopped (cancel or total timeout); the first reason wins.
         var abortError: KiteError?
         var sentRequest: HTTPRequest?
-        var validators = SmallList<Validator>()
+        var validators = SmallList<StoredValidator>()
         var evaluatedValidators = 0
         /// Per-request rate limits, set before the request starts.
         var uploadLimiter: RateLimiter?
@@ -172,7 +188,9 @@ public class BaseRequest: @unchecked Sendable {
     /// Adds a handler that runs once with the outcome; starts the request if so configured.
     func appendHandler(_ handler: @escaping Handler) {
         let startImmediately = self.session.configuration.startRequestsImmediately
-        let action = self.storage.withLockedValue { $0.machine.addHandler(handler, startImmediately: startImmediately) }
+        let action = self.storage.withLockedValue {
+            $0.machine.addHandler(StoredHandler(run: handler), startImmediately: startImmediately)
+        }
         switch action {
         case .queued:
             break
@@ -187,7 +205,7 @@ public class BaseRequest: @unchecked Sendable {
     func appendValidator(_ validator: @escaping Validator) {
         let finished = self.storage.withLockedValue { storage -> RequestOutcome? in
             if let outcome = storage.machine.outcome { return outcome }
-            storage.validators.append(validator)
+            storage.validators.append(StoredValidator(check: validator))
             return nil
         }
         guard let finished, finished.error == nil, finished.response != nil else { return }

@@ -97,7 +97,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
 
     /// Runs the validators added so far on the head, before the body is delivered.
     private func validateHead(_ outcome: RequestOutcome) throws(KiteError) {
-        let pending = self.storage.withLockedValue { storage -> SmallList<Validator> in
+        let pending = self.storage.withLockedValue { storage -> SmallList<StoredValidator> in
             let pending = storage.validators.suffix(from: storage.evaluatedValidators)
             storage.evaluatedValidators = storage.validators.count
             return pending

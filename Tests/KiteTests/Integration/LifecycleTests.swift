@@ -33,13 +33,15 @@ import Testing
 
     @Test(arguments: Backend.available)
     func suspendStopsTheByteFlowUntilResume(backend: Backend) async throws {
-        // The server drips 4 bytes over 0.4 s; while suspended the response must not complete.
-        let request = Session.default.request(try await backend.url("/drip?duration=0.4&numbytes=4&delay=0"))
+        // The server drips 4 bytes over 1 s; the request is suspended well before that (a loaded
+        // machine may oversleep the 50 ms) and stays so until 1 s after the server is done, so the
+        // response must not complete while suspended.
+        let request = Session.default.request(try await backend.url("/drip?duration=1&numbytes=4&delay=0"))
         let task = request.serializingData()
         try await Task.sleep(for: .milliseconds(50))
         request.suspend()
         #expect(request.state == .suspended)
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .milliseconds(2000))
         #expect(request.state == .suspended)
         #expect(request.response == nil, "no response may be delivered while suspended")
         request.resume()

@@ -53,6 +53,8 @@ public class BaseRequest: @unchecked Sendable {
         var bytesSent: Int64 = 0
         /// The data request's own response size limit: `nil` uses the session's, `.some(nil)` has none.
         var maximumResponseSize: Int64?? = nil
+        /// The state of ``uploadReporter`` and ``downloadReporter``.
+        var progress = ProgressReporter.States()
     }
 
     /// A unique identifier.
@@ -76,7 +78,8 @@ public class BaseRequest: @unchecked Sendable {
     init(session: Session, draft: Result<RequestDraft, KiteError>) {
         self.session = session
         self.draftResult = draft
-        (self.uploadReporter, self.downloadReporter) = ProgressReporter.pair()
+        self.uploadReporter = ProgressReporter(in: self.storage, isUpload: true)
+        self.downloadReporter = ProgressReporter(in: self.storage, isUpload: false)
         switch draft {
         case .success(let draft):
             self.summary = draft.summary

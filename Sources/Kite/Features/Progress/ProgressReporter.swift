@@ -4,34 +4,36 @@ import NIOConcurrencyHelpers
 /// Fans one transfer's progress out to closures (on their queues) and async streams.
 ///
 /// Reports that would go backwards (a body re-sent after a redirect) are dropped, so observers
-/// see a monotonic sequence. A request's upload and download reporters share one lock box
-/// (``pair()``), so a request pays a single allocation for both.
-struct ProgressReporter: Sendable {
-    private struct State {
-        var handlers: [(DispatchQueue, @Sendable (TransferProgress) -> Void)] = []
-        var continuations: [AsyncStream<TransferProgress>.Continuation] = []
-        var last: TransferProgress?
-        var finished = false
+/// see a monotonic sequence. A request's upload and download reporters keep their state in the
+/// request's own state box (``BaseRequest/Storage``), so they cost the request no allocation of
+/// their own; none of their methods is called while that box is locked.
+struct ProgressReporter {
+    struct State {
+        fileprivate var handlers: [(DispatchQueue, @Sendable (TransferProgress) -> Void)] = []
+        fileprivate var continuations: [AsyncStream<TransferProgress>.Continuation] = []
+        fileprivate var last: TransferProgress?
+        fileprivate var finished = false
     }
 
-    private let box: NIOLockedValueBox<(upload: State, download: State)>
+    /// The upload and download states of one request.
+    struct States {
+        var upload = State()
+        var download = State()
+    }
+
+    private let box: NIOLockedValueBox<BaseRequest.Storage>
     private let isUpload: Bool
 
-    /// An upload reporter and a download reporter over one lock box.
-    static func pair() -> (upload: ProgressReporter, download: ProgressReporter) {
-        let box = NIOLockedValueBox((upload: State(), download: State()))
-        return (ProgressReporter(box: box, isUpload: true), ProgressReporter(box: box, isUpload: false))
-    }
-
-    private init(box: NIOLockedValueBox<(upload: State, download: State)>, isUpload: Bool) {
+    /// The reporter of one direction of the request whose state box is `box`.
+    init(in box: NIOLockedValueBox<BaseRequest.Storage>, isUpload: Bool) {
         self.box = box
         self.isUpload = isUpload
     }
 
     /// Runs `body` on this reporter's state, under the shared lock.
     private func withState<Result>(_ body: (inout State) -> Result) -> Result {
-        self.box.withLockedValue { states in
-            self.isUpload ? body(&states.upload) : body(&states.download)
+        self.box.withLockedValue { storage in
+            self.isUpload ? body(&storage.progress.upload) : body(&storage.progress.download)
         }
     }
 

@@ -18,10 +18,7 @@ extension BaseRequest {
         do throws(KiteError) {
             let draft = try self.draftResult.get()
             var head = try draft.makeHTTPRequest()
-            head.headerFields = self.session.headerFields(
-                adding: self.session.configuration.headers,
-                to: head.headerFields
-            )
+            head.headerFields = self.session.headerFields(for: head.headerFields)
             outcome.request = head
             self.storage.withLockedValue { $0.sentRequest = head }
 

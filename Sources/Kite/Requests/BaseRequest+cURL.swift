@@ -31,10 +31,7 @@ extension BaseRequest {
                 head = sent
             } else {
                 var built = try draft.makeHTTPRequest()
-                built.headerFields = self.session.headerFields(
-                    adding: self.session.configuration.headers,
-                    to: built.headerFields
-                )
+                built.headerFields = self.session.headerFields(for: built.headerFields)
                 head = built
             }
         } catch {

@@ -38,6 +38,10 @@ public final class Session: Sendable {
     let transport: any Transport
     let logger: Logger
 
+    /// The configured default header fields plus, when the engine decompresses and they do not
+    /// say otherwise, `Accept-Encoding`: made once, so a request without fields of its own shares them.
+    let sentDefaultHeaders: HTTPFields
+
     /// The session-wide rate limits, shared by all its requests.
     let uploadLimiter: RateLimiter?
     let downloadLimiter: RateLimiter?
@@ -75,6 +79,11 @@ public final class Session: Sendable {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
         self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
+        var defaults = configuration.headers
+        if case .enabled = configuration.decompression, defaults[.acceptEncoding] == nil {
+            defaults[.acceptEncoding] = DefaultHeaders.acceptEncoding
+        }
+        self.sentDefaultHeaders = defaults
         self.uploadLimiter = configuration.maximumUploadRate.map { RateLimiter(bytesPerSecond: $0) }
         self.downloadLimiter = configuration.maximumDownloadRate.map { RateLimiter(bytesPerSecond: $0) }
     }
@@ -92,21 +101,16 @@ public final class Session: Sendable {
         try await self.transport.shutdown()
     }
 
-    /// The header fields a request carries when sent: its own, then the session's defaults for
-    /// fields it does not set.
-    func headerFields(adding defaults: HTTPFields, to fields: HTTPFields) -> HTTPFields {
-        let decompresses: Bool
-        if case .enabled = self.configuration.decompression { decompresses = true } else { decompresses = false }
-        if fields.isEmpty, !decompresses || defaults[.acceptEncoding] != nil {
-            return defaults  // shares the defaults' storage
+    /// The header fields a request carries when sent: its own, then the session's defaults
+    /// (``sentDefaultHeaders``) for fields it does not set.
+    func headerFields(for fields: HTTPFields) -> HTTPFields {
+        if fields.isEmpty {
+            return self.sentDefaultHeaders  // shares the defaults' storage
         }
         var result = fields
-        result.reserveCapacity(fields.count + defaults.count + 1)
-        for field in defaults where result[field.name] == nil {
+        result.reserveCapacity(fields.count + self.sentDefaultHeaders.count)
+        for field in self.sentDefaultHeaders where result[field.name] == nil {
             result.append(field)
-        }
-        if decompresses, result[.acceptEncoding] == nil {
-            result[.acceptEncoding] = DefaultHeaders.acceptEncoding
         }
         return result
     }

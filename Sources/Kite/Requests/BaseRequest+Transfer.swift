@@ -152,8 +152,12 @@ extension BaseRequest {
 
     /// Records that `sent` body bytes of this attempt went to the engine.
     func countUpload(_ sent: Int64, total: Int64?) {
-        self.storage.withLockedValue { $0.bytesSent = sent }
-        if self.uploadReporter.hasObservers {
+        // One lock round trip per chunk: the reporters' state lives in the same box.
+        let observed = self.storage.withLockedValue { storage in
+            storage.bytesSent = sent
+            return storage.progress.upload.hasObservers
+        }
+        if observed {
             self.uploadReporter.report(completed: sent, total: total)
         }
     }

@@ -13,6 +13,9 @@ struct ProgressReporter {
         fileprivate var continuations: [AsyncStream<TransferProgress>.Continuation] = []
         fileprivate var last: TransferProgress?
         fileprivate var finished = false
+
+        /// Whether anyone listens; reporting is skipped otherwise.
+        var hasObservers: Bool { !self.handlers.isEmpty || !self.continuations.isEmpty }
     }
 
     /// The upload and download states of one request.
@@ -39,7 +42,7 @@ struct ProgressReporter {
 
     /// Whether anyone listens; reporting is skipped otherwise.
     var hasObservers: Bool {
-        self.withState { !$0.handlers.isEmpty || !$0.continuations.isEmpty }
+        self.withState(\.hasObservers)
     }
 
     /// Adds a closure that gets every report, in order, on `queue`: a serial queue targeting it

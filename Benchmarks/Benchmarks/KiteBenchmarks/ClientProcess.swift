@@ -80,12 +80,9 @@ enum ClientProcess {
         let harness = try await Harness(serverURL: words[2], clients: [client])
         let result: Result<Int64, any Error>
         do {
-            switch (transfer, client) {
-            case (.download, .kite): result = .success(try await harness.kiteDownload(words[3]))
-            case (.download, .ahc): result = .success(try await harness.ahcDownload(words[3]))
-            case (.upload, .kite): result = .success(try await harness.kiteUpload(URL(fileURLWithPath: words[3])))
-            case (.upload, .ahc): result = .success(try await harness.ahcUpload(URL(fileURLWithPath: words[3])))
-            default: throw HarnessError("no client process job \(transfer.rawValue) with \(client.rawValue)")
+            switch transfer {
+            case .download: result = .success(try await harness.download(words[3], with: client))
+            case .upload: result = .success(try await harness.upload(URL(fileURLWithPath: words[3]), with: client))
             }
         } catch {
             result = .failure(error)

@@ -74,6 +74,15 @@ extension Harness {
 
     // MARK: Download to a file
 
+    /// Downloads `path` with `client` to a new file and returns its size; the file is removed.
+    func download(_ path: String, with client: Client) async throws -> Int64 {
+        switch client {
+        case .kite: try await self.kiteDownload(path)
+        case .ahc: try await self.ahcDownload(path)
+        case .urlSession: try await self.urlSessionDownload(path)
+        }
+    }
+
     /// Downloads `path` with Kite to a new file and returns its size; the file is removed.
     func kiteDownload(_ path: String) async throws -> Int64 {
         let destination = self.scratchFile("kite-download")
@@ -177,6 +186,15 @@ extension Harness {
                 throw HarnessError("unexpected upload receipt: \(self)")
             }
             return parts[0].length
+        }
+    }
+
+    /// Uploads `fileURL` with `client` as the multipart part `file`; returns the length the server read.
+    func upload(_ fileURL: URL, with client: Client) async throws -> Int64 {
+        switch client {
+        case .kite: return try await self.kiteUpload(fileURL)
+        case .ahc: return try await self.ahcUpload(fileURL)
+        case .urlSession: throw HarnessError("case 5 has no URLSession client")
         }
     }
 

@@ -119,15 +119,15 @@ let benchmarks: @Sendable () -> Void = {
     // process of their own (as curl does), whose peak resident memory is theirs alone.
     let downloadPath = "/bytes/\(gibibyte)"
     let downloads: [(String, @Sendable (Harness) async throws -> (bytes: Int64, peakResident: Int?))] = [
-        ("Kite", { (try await $0.kiteDownload(downloadPath), nil) }),
-        ("AHC FileDownloadDelegate", { (try await $0.ahcDownload(downloadPath), nil) }),
+        ("Kite", { (try await $0.download(downloadPath, with: .kite), nil) }),
+        ("AHC FileDownloadDelegate", { (try await $0.download(downloadPath, with: .ahc), nil) }),
         ("Kite, own process", { try await ClientProcess.run(.download, with: .kite, downloadPath, on: $0) }),
         (
             "AHC FileDownloadDelegate, own process",
             { try await ClientProcess.run(.download, with: .ahc, downloadPath, on: $0) }
         ),
         ("curl -o", { (try await $0.curlDownload(downloadPath), nil) }),
-        ("URLSession", { (try await $0.urlSessionDownload(downloadPath), nil) }),
+        ("URLSession", { (try await $0.download(downloadPath, with: .urlSession), nil) }),
     ]
     for (name, download) in downloads {
         Benchmark(
@@ -150,8 +150,8 @@ let benchmarks: @Sendable () -> Void = {
 
     // 5. Upload a 1 GiB file as a multipart part; the server reads it and hashes it (SHA-256).
     let uploads: [(String, @Sendable (Harness, URL) async throws -> (bytes: Int64, peakResident: Int?))] = [
-        ("Kite", { (try await $0.kiteUpload($1), nil) }),
-        ("AHC", { (try await $0.ahcUpload($1), nil) }),
+        ("Kite", { (try await $0.upload($1, with: .kite), nil) }),
+        ("AHC", { (try await $0.upload($1, with: .ahc), nil) }),
         ("Kite, own process", { try await ClientProcess.run(.upload, with: .kite, $1.path, on: $0) }),
         ("AHC, own process", { try await ClientProcess.run(.upload, with: .ahc, $1.path, on: $0) }),
     ]

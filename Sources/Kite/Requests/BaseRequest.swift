@@ -55,10 +55,22 @@ public class BaseRequest: @unchecked Sendable {
         var maximumResponseSize: Int64?? = nil
         /// The state of ``uploadReporter`` and ``downloadReporter``.
         var progress = ProgressReporter.States()
+        /// ``id``, made when first asked for.
+        var id: UUID?
     }
 
-    /// A unique identifier.
-    public let id = UUID()
+    /// A unique identifier, the same every time it is read.
+    ///
+    /// Made when first read: on Linux `UUID()` opens, reads and closes `/dev/urandom`, three system
+    /// calls that a request nobody identifies should not pay for.
+    public var id: UUID {
+        self.storage.withLockedValue { storage in
+            if let id = storage.id { return id }
+            let id = UUID()
+            storage.id = id
+            return id
+        }
+    }
 
     /// The session that made the request.
     public let session: Session
@@ -222,14 +234,10 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     private func startPipeline() {
-        let task: Task<Void, Never>
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
-            // Runs on the caller's thread up to the pipeline's first suspension (usually inside the
-            // engine, once the request is queued), which saves a scheduling hop per request.
-            task = Task.immediate { await self.runPipeline() }
-        } else {
-            task = Task { await self.runPipeline() }
-        }
+        // Not `Task.immediate`: it would save the first hop, but (Swift 6.3) a task it starts takes
+        // its status-record lock at every executor switch and enqueue; with 64 requests in flight
+        // that made the pipeline 15 to 25 % slower than raw AHC (BENCHMARKS.md).
+        let task = Task { await self.runPipeline() }
         let cancelNow = self.storage.withLockedValue { storage in
             storage.pipelineTask = task
             return storage.abortError != nil
@@ -357,10 +365,19 @@ struct BodyCounter {
     /// content-encoded (the engine decodes it, so `Content-Length` is not the number of bytes seen).
     static func expectedLength(of response: HTTPResponse, method: HTTPRequest.Method) -> Int64? {
         if method == .head || response.status.code == 204 || response.status.code == 304 { return 0 }
-        if let encoding = response.headerFields[.contentEncoding], encoding.lowercased() != "identity" {
-            return nil
+        // One pass over the fields: the subscript would scan them once per name and join the values.
+        var length: String?
+        var lengthFields = 0
+        for field in response.headerFields {
+            if field.name == .contentLength {
+                length = field.value
+                lengthFields += 1
+            } else if field.name == .contentEncoding, field.value.lowercased() != "identity" {
+                return nil
+            }
         }
-        guard let value = response.headerFields[.contentLength] else { return nil }
-        return Int64(value) ?? Int64(value.trimmingCharacters(in: .whitespaces))
+        // Several Content-Length fields (even equal ones) are not trusted as a total.
+        guard let length, lengthFields == 1 else { return nil }
+        return Int64(length) ?? Int64(length.trimmingCharacters(in: .whitespaces))
     }
 }

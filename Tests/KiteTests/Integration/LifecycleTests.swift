@@ -5,6 +5,23 @@ import NIOConcurrencyHelpers
 import Testing
 
 @Suite struct LifecycleTests {
+    @Test func aRequestKeepsOneIdentifierFromFirstReadToAfterItIsOver() async throws {
+        let url = try #require(URL(string: "http://127.0.0.1:1/never-sent"))
+        let first = Session.default.request(url)
+        let second = Session.default.request(url)
+        let before = first.id
+        #expect(first.id == before, "the identifier is made once, on first read")
+        #expect(second.id != before, "every request has its own identifier")
+        // Read concurrently while the request runs and fails (nothing listens on port 1).
+        let ids = await withTaskGroup(of: UUID.self) { group in
+            for _ in 0..<16 { group.addTask { second.id } }
+            return await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+        }
+        _ = await first.serializingData().result
+        #expect(first.id == before)
+        #expect(ids == [second.id])
+    }
+
     @Test(arguments: Backend.available)
     func aRequestStartsOnlyWhenItsFirstHandlerIsAttached(backend: Backend) async throws {
         let request = Session.default.request(try await backend.url("/get"))

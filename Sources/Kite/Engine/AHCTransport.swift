@@ -10,6 +10,10 @@ final class AHCTransport: Transport {
     private let client: HTTPClient
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
+    /// The session's default header fields, and the same as NIO headers: most requests send exactly
+    /// these, so they are converted once.
+    private let defaultFields: HTTPFields
+    private let defaultHeaders: HTTPHeaders
 
     /// The event loops every engine runs on.
     private static let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -42,6 +46,8 @@ final class AHCTransport: Transport {
         self.client = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: config)
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
+        self.defaultFields = Session.sentDefaultHeaders(for: configuration)
+        self.defaultHeaders = Self.headers(self.defaultFields)
     }
 
     func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
@@ -57,12 +63,8 @@ final class AHCTransport: Transport {
         url += path
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.headerFields.count)
-        for field in head.headerFields {
-            headers.add(name: field.name.rawName, value: field.value)
-        }
-        outgoing.headers = headers
+        outgoing.headers =
+            head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
         switch request.body {
         case .none:
             break
@@ -106,6 +108,15 @@ final class AHCTransport: Transport {
             BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
         })
         return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
+    }
+
+    private static func headers(_ fields: HTTPFields) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(fields.count)
+        for field in fields {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        return headers
     }
 
     /// Long response field names as servers usually spell them. `HTTPField.Name(_:)` stores a

@@ -79,11 +79,7 @@ public final class Session: Sendable {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
         self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
-        var defaults = configuration.headers
-        if case .enabled = configuration.decompression, defaults[.acceptEncoding] == nil {
-            defaults[.acceptEncoding] = DefaultHeaders.acceptEncoding
-        }
-        self.sentDefaultHeaders = defaults
+        self.sentDefaultHeaders = Self.sentDefaultHeaders(for: configuration)
         self.uploadLimiter = configuration.maximumUploadRate.map { RateLimiter(bytesPerSecond: $0) }
         self.downloadLimiter = configuration.maximumDownloadRate.map { RateLimiter(bytesPerSecond: $0) }
     }
@@ -99,6 +95,16 @@ public final class Session: Sendable {
     /// - Throws: ``KiteError`` with code `sessionShutDown` when connections could not be closed cleanly.
     public func shutdown() async throws(KiteError) {
         try await self.transport.shutdown()
+    }
+
+    /// The default header fields a session with `configuration` sends: the configured ones, and
+    /// `Accept-Encoding` when the engine decompresses.
+    static func sentDefaultHeaders(for configuration: Configuration) -> HTTPFields {
+        var defaults = configuration.headers
+        if case .enabled = configuration.decompression, defaults[.acceptEncoding] == nil {
+            defaults[.acceptEncoding] = DefaultHeaders.acceptEncoding
+        }
+        return defaults
     }
 
     /// The header fields a request carries when sent: its own, then the session's defaults

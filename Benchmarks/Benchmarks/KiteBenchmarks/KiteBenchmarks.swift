@@ -85,6 +85,9 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // 1 and 2 again: Kite's throughput as a percentage of raw AHC's, the two taking turns in one process.
+    Interleaved.register()
+
     // 3. GET and decode 1 MB of JSON into Decodable values.
     for client in Client.allCases {
         Benchmark("3 GET + decode 1 MB JSON (\(client.rawValue))", configuration: requestConfiguration) { benchmark in

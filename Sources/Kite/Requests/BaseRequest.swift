@@ -234,9 +234,9 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     private func startPipeline() {
-        // Not `Task.immediate`: it would save the first hop, but (Swift 6.3) a task it starts takes
-        // its status-record lock at every executor switch and enqueue; with 64 requests in flight
-        // that made the pipeline 15 to 25 % slower than raw AHC (BENCHMARKS.md).
+        // Not `Task.immediate`: it saves the first hop, but (Swift 6.3) a task it starts takes its
+        // status-record lock at every executor switch and enqueue, which costs as much again; the
+        // throughput of the two is the same within the benchmarks' noise (BENCHMARKS.md).
         let task = Task { await self.runPipeline() }
         let cancelNow = self.storage.withLockedValue { storage in
             storage.pipelineTask = task

@@ -23,6 +23,22 @@ extension Harness {
         }
     }
 
+    /// One small GET (case 1's unit of work): `smallPath` with `client`, its 128 bytes checked.
+    func smallGet(with client: Client) async throws {
+        let count = try await self.get(smallPath, with: client)
+        guard count == 128 else { throw HarnessError("\(client): got \(count) bytes") }
+    }
+
+    /// 64 small GETs in flight at once (case 2's unit of work), each checked.
+    func smallGets64(with client: Client) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await self.smallGet(with: client) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// GET `path` with Kite and return the body's length.
     func kiteGet(_ path: String) async throws -> Int {
         try await self.kite.request(self.url(path)).validate().serializingData().value.count

@@ -27,8 +27,7 @@ enum Interleaved {
     static func sequential(_ harness: Harness, _ client: Client) async throws -> Double {
         let start = ContinuousClock.now
         for _ in 0..<Self.sequentialBlock {
-            let count = try await harness.get(smallPath, with: client)
-            guard count == 128 else { throw HarnessError("\(client): got \(count) bytes") }
+            try await harness.smallGet(with: client)
         }
         return Self.rate(Self.sequentialBlock, since: start)
     }
@@ -37,14 +36,7 @@ enum Interleaved {
     static func concurrent(_ harness: Harness, _ client: Client) async throws -> Double {
         let start = ContinuousClock.now
         for _ in 0..<Self.concurrentBlock {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<64 {
-                    group.addTask { try await harness.get(smallPath, with: client) }
-                }
-                for try await count in group where count != 128 {
-                    throw HarnessError("\(client): got \(count) bytes")
-                }
-            }
+            try await harness.smallGets64(with: client)
         }
         return Self.rate(Self.concurrentBlock * 64, since: start)
     }

@@ -62,8 +62,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("1 small GET, sequential (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
             let harness = try Harness.shared
             for _ in benchmark.scaledIterations {
-                let count = try await harness.get(smallPath, with: client)
-                guard count == 128 else { throw HarnessError("\(client): got \(count) bytes") }
+                try await harness.smallGet(with: client)
             }
         }
     }
@@ -73,14 +72,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("2 small GET, 64 in flight (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
             let harness = try Harness.shared
             for _ in benchmark.scaledIterations {
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<64 {
-                        group.addTask { try await harness.get(smallPath, with: client) }
-                    }
-                    for try await count in group where count != 128 {
-                        throw HarnessError("\(client): got \(count) bytes")
-                    }
-                }
+                try await harness.smallGets64(with: client)
             }
         }
     }

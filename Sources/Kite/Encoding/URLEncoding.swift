@@ -114,7 +114,7 @@ public struct URLEncoding: ParameterEncoding {
     /// Method-dependent destination, brackets for arrays, numeric Booleans.
     ///
     /// ```swift
-    /// let encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding
+    /// let encoding: any ParameterEncoding = URLEncoding.default
     /// ```
     public static let `default` = URLEncoding()
 

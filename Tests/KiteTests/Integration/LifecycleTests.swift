@@ -12,11 +12,12 @@ import Testing
         let before = first.id
         #expect(first.id == before, "the identifier is made once, on first read")
         #expect(second.id != before, "every request has its own identifier")
-        // Read concurrently while the request runs and fails (nothing listens on port 1).
+        // Read from many tasks at once: all see the one identifier.
         let ids = await withTaskGroup(of: UUID.self) { group in
             for _ in 0..<16 { group.addTask { second.id } }
             return await group.reduce(into: Set<UUID>()) { $0.insert($1) }
         }
+        // Run the first request (it fails: nothing listens on port 1); its identifier stays.
         _ = await first.serializingData().result
         #expect(first.id == before)
         #expect(ids == [second.id])

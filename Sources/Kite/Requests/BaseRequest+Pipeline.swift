@@ -32,7 +32,7 @@ extension BaseRequest {
             try await self.checkpoint()
 
             let body = try self.makeRequestBody(for: draft).map(self.observingUpload)
-            let (response, finalHead) = try await self.send(
+            var (response, finalHead) = try await self.send(
                 head,
                 body: body,
                 deadline: deadline,
@@ -40,6 +40,16 @@ extension BaseRequest {
             )
             firstByte = clock.now
             outcome.response = response.head
+            if case .enabled(let maximumRatio, let ratioCheckedAfter) = self.session.configuration.decompression,
+                let format = BodyDecoder.format(of: response.head, method: finalHead.method)
+            {
+                response.body = BodyDecoder.decoding(
+                    response.body,
+                    format: format,
+                    maximumRatio: maximumRatio,
+                    ratioCheckedAfter: ratioCheckedAfter
+                )
+            }
             // Without redirects the draft's URL answered (rebuilt only when it carries credentials,
             // a fragment or a base URL, which the request line does not).
             let draftURL = draft.url

@@ -137,7 +137,13 @@ extension BaseRequest {
                 var iterator = source.makeAsyncIterator()
                 var sent: Int64 = 0
                 return { () async throws -> ByteBuffer? in
-                    try await self.checkpoint()
+                    do {
+                        try await self.checkpoint()
+                    } catch where self.isOver {
+                        // The engine may pull the body after the response has ended (a server that
+                        // answers before reading it all): the body ends here.
+                        return nil
+                    }
                     guard let chunk = try await iterator.next() else { return nil }
                     if !limiters.isEmpty {
                         try await limiters.acquire(chunk.readableBytes)

@@ -245,7 +245,12 @@ public class BaseRequest: @unchecked Sendable {
         if cancelNow { task.cancel() }
     }
 
-    /// Waits while the request is suspended; throws once it is cancelled or aborted.
+    /// Whether the request has finished (its handlers have the outcome).
+    var isOver: Bool {
+        self.storage.withLockedValue { $0.machine.state == .finished }
+    }
+
+    /// Waits while the request is suspended; throws once it is cancelled, aborted or over.
     func checkpoint() async throws(KiteError) {
         let (state, abort) = self.storage.withLockedValue { ($0.machine.state, $0.abortError) }
         if let abort { throw abort }
@@ -262,7 +267,7 @@ public class BaseRequest: @unchecked Sendable {
                     continuation.resume()
                 case .parked:
                     break
-                case .cancelled:
+                case .cancelled, .finished:
                     continuation.resume(throwing: abort ?? self.cancellationError)
                 }
             }

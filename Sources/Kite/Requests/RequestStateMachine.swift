@@ -38,6 +38,9 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
         case parked
         /// Cancelled: stop.
         case cancelled
+        /// The request is over (the engine may still pull a request body after the response ended):
+        /// stop; an upload body ends here.
+        case finished
     }
 
     enum AddHandlerAction {
@@ -108,7 +111,10 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
             return .parked
         case .cancelled:
             return .cancelled
-        case .initialized, .finished:
+        case .finished:
+            // Reachable from network timing: AHC may pull the request body after the response ended.
+            return .finished
+        case .initialized:
             preconditionFailure("the pipeline runs only between resume and finish, not in state \(self.state)")
         }
     }

@@ -42,6 +42,16 @@ typealias Machine = RequestStateMachine<Int, String, String>
         #expect(machine.state == .resumed)
     }
 
+    @Test func theEnginePullingTheBodyAfterTheRequestFinishedIsTold() {
+        // AHC may pull a request body after the response ended: this must not trap.
+        var machine = Machine()
+        _ = machine.resume()
+        _ = machine.finish(with: "done")
+        #expect(machine.state == .finished)
+        #expect(machine.waitIfSuspended(3) == .finished)
+        #expect(machine.parkedWaiterCount == 0)
+    }
+
     @Test func suspendBeforeStartDefersThePipelineUntilResume() {
         var machine = Machine()
         let result5 = machine.suspend()

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -12,6 +11,9 @@ extension AHCTransport {
     func kiteError(from error: any Error, authority: String?) -> KiteError {
         if let error = error as? KiteError {
             return error
+        }
+        if error is IdleWriteTimeoutError {
+            return self.timeout(.idleWrite, configured: self.timeouts.idleWrite, underlying: error)
         }
         if error is CancellationError {
             return KiteError(code: .cancelled, message: "the request was cancelled", underlyingError: error)
@@ -33,21 +35,6 @@ extension AHCTransport {
                 underlyingError: error
             )
         }
-        if let error = error as? NIOHTTPDecompression.DecompressionError {
-            let reason =
-                switch error {
-                case .limit: "the body inflated past the configured decompression limit"
-                default: "the body is not valid gzip or deflate data"
-                }
-            return KiteError(code: .decompressionFailed, message: reason, underlyingError: error)
-        }
-        if error is NIOHTTPDecompression.ExtraDecompressionError {
-            return KiteError(
-                code: .decompressionFailed,
-                message: "the body is not valid gzip or deflate data",
-                underlyingError: error
-            )
-        }
         if let error = error as? ChannelError {
             switch error {
             case .connectTimeout(let amount):
@@ -64,6 +51,15 @@ extension AHCTransport {
         }
         if let error = error as? IOError {
             return Self.kiteError(fromErrno: error.errnoCode, authority: authority ?? "the server", underlying: error)
+        }
+        if let error = error as? HTTPParserError, error == .invalidEOFState {
+            // The connection closed (FIN) before the body announced by the head was complete: a lost
+            // connection, like a reset, not a malformed response.
+            return KiteError(
+                code: .connectionLost,
+                message: "the server closed the connection before the response was complete",
+                underlyingError: error
+            )
         }
         if error is HTTPParserError {
             return KiteError(
@@ -153,6 +149,8 @@ extension AHCTransport {
             switch kind {
             case .connect: "the connect timeout\(amount) expired before the connection was established"
             case .idleRead: "the idle-read timeout\(amount) expired: the server sent nothing for that long"
+            case .idleWrite:
+                "the idle-write timeout\(amount) expired: the server took no request body bytes for that long"
             case .total: "the total timeout\(amount) expired"
             }
         return KiteError(code: .timedOut, message: what, timeout: kind, underlyingError: underlying)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -27,14 +28,20 @@ final class AHCTransport: Transport {
             connect: TimeAmount(configuration.timeouts.connect),
             read: configuration.timeouts.idleRead.map { TimeAmount($0) }
         )
+        // The idle-write timeout: AHC's own write timeout does not fire while the channel is
+        // unwritable (see IdleWriteHandler), so Kite adds a handler to every HTTP/1 connection.
+        if let idleWrite = configuration.timeouts.idleWrite {
+            let timeout = TimeAmount(idleWrite)
+            config.http1_1ConnectionDebugInitializer = { channel in
+                channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: timeout))
+                }
+            }
+        }
         // Kite follows redirects itself (to re-create bodies and strip credentials across origins).
         config.redirectConfiguration = .disallow
-        switch configuration.decompression {
-        case .disabled:
-            config.decompression = .disabled
-        case .enabled(let maximumRatio):
-            config.decompression = .enabled(limit: .ratio(max(1, maximumRatio)))
-        }
+        // Kite decodes bodies itself (BodyDecoder: multi-member gzip, limits on decoded bytes).
+        config.decompression = .disabled
         // Fail fast on refused connections instead of retrying until the connect timeout.
         config.connectionPool.retryConnectionEstablishment = false
         config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
@@ -65,6 +72,8 @@ final class AHCTransport: Transport {
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
         outgoing.headers =
             head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
+        // Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
+        let pulled = NIOLockedValueBox(false)
         switch request.body {
         case .none:
             break
@@ -74,7 +83,7 @@ final class AHCTransport: Transport {
             // The engine iterates the body once per attempt (a 307/308 redirect sends it again):
             // each iteration asks the source for fresh chunks.
             let perAttempt = ByteChunks(makeNext: {
-                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup).next
+                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup, pulled: pulled).next
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
@@ -85,12 +94,13 @@ final class AHCTransport: Transport {
             deadline = .distantFuture
         }
 
-        let response: HTTPClientResponse
-        do {
-            response = try await self.client.execute(outgoing, deadline: deadline)
-        } catch {
-            throw self.kiteError(from: error, authority: head.authority)
-        }
+        let response = try await self.execute(
+            outgoing,
+            deadline: deadline,
+            mayResend: request.body?.isReplayable ?? true,
+            pulled: pulled,
+            authority: head.authority
+        )
         guard (0...999).contains(response.status.code) else {
             throw KiteError(code: .invalidResponse, message: "the response status \(response.status.code) is not valid")
         }
@@ -108,6 +118,37 @@ final class AHCTransport: Transport {
             BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
         })
         return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
+    }
+
+    /// Executes `request`, sending it once more when the first try failed before any of it was written.
+    private func execute(
+        _ request: HTTPClientRequest,
+        deadline: NIODeadline,
+        mayResend: Bool,
+        pulled: NIOLockedValueBox<Bool>,
+        authority: String?
+    ) async throws(KiteError) -> HTTPClientResponse {
+        var resent = false
+        while true {
+            do {
+                return try await self.client.execute(request, deadline: deadline)
+            } catch {
+                // A pooled connection the server had already closed (say, after stray bytes following a
+                // response) fails the first write with "I/O on closed channel": nothing of the request
+                // reached the server, so it is sent once more on a fresh connection, as curl and Go do.
+                // A request whose bytes may have been written is never sent again here.
+                if !resent, mayResend, Self.failedBeforeWriting(error), !pulled.withLockedValue({ $0 }) {
+                    resent = true
+                    continue
+                }
+                throw self.kiteError(from: error, authority: authority)
+            }
+        }
+    }
+
+    /// Whether `error` says the request failed at its first write on a connection that was already closed.
+    static func failedBeforeWriting(_ error: any Error) -> Bool {
+        (error as? ChannelError) == .ioOnClosedChannel
     }
 
     private static func headers(_ fields: HTTPFields) -> HTTPHeaders {
@@ -194,13 +235,21 @@ final class PacedBody {
     private var iterator: ByteChunks.AsyncIterator
     private let eventLoops: any EventLoopGroup
     private var bytesSinceBarrier = 0
+    /// Set once the engine asks for the first chunk.
+    private let pulled: NIOLockedValueBox<Bool>?
+    private var markedPulled = false
 
-    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup) {
+    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup, pulled: NIOLockedValueBox<Bool>? = nil) {
         self.iterator = iterator
         self.eventLoops = eventLoops
+        self.pulled = pulled
     }
 
     func next() async throws -> ByteBuffer? {
+        if !self.markedPulled {
+            self.markedPulled = true
+            self.pulled?.withLockedValue { $0 = true }
+        }
         if self.bytesSinceBarrier >= Self.aheadLimit {
             self.bytesSinceBarrier = 0
             // The engine's writes were queued with `execute` before this; loops run tasks in order.

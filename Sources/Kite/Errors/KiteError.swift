@@ -193,6 +193,8 @@ extension KiteError {
         case connect
         /// The server sent nothing for too long while the response was awaited or read.
         case idleRead
+        /// The server took no request body bytes for too long (it stopped reading the upload).
+        case idleWrite
         /// The whole request, from start to the last body byte, took too long.
         case total
 
@@ -200,6 +202,7 @@ extension KiteError {
             switch self {
             case .connect: "connect"
             case .idleRead: "idle-read"
+            case .idleWrite: "idle-write"
             case .total: "total"
             }
         }

@@ -13,7 +13,7 @@ extension Session {
     /// defer { Task { try await session.shutdown() } }
     /// ```
     public struct Configuration: Sendable {
-        /// Connect, idle-read and total timeouts.
+        /// Connect, idle-read, idle-write and total timeouts.
         public var timeouts = Timeouts()
 
         /// Header fields sent on every request that does not set the same field. Starts with
@@ -25,7 +25,8 @@ extension Session {
         /// attached. When `false`, call `resume()`.
         public var startRequestsImmediately = true
 
-        /// Whether gzip and deflate response bodies are decoded, and the largest inflation ratio allowed.
+        /// Whether gzip and deflate response bodies are decoded, and the inflation ratio allowed once
+        /// 10 MiB have been decoded. The response size limit counts decoded bytes.
         public var decompression = Decompression.enabled(maximumRatio: 100)
 
         /// How many redirects are followed before the request fails with `tooManyRedirects`;
@@ -58,7 +59,7 @@ extension Session {
         public init() {}
     }
 
-    /// A request's three timeouts; each failure says which one expired.
+    /// A request's timeouts; each failure says which one expired.
     public struct Timeouts: Sendable, Hashable {
         /// How long establishing a connection (TCP and TLS) may take. Default 10 s.
         public var connect: Duration
@@ -66,6 +67,10 @@ extension Session {
         /// How long the server may send nothing while a response is awaited or read. Default 60 s;
         /// `nil` waits forever. A request suspended for longer than this fails with this timeout.
         public var idleRead: Duration?
+
+        /// How long the server may take no request body bytes while the body is being sent (a server or
+        /// proxy that stopped reading the upload). Default 60 s; `nil` waits forever.
+        public var idleWrite: Duration?
 
         /// How long the whole request may take, from start to the last body byte, including time
         /// spent suspended. Default `nil` (no limit); a request's ``RequestDraft/timeout`` overrides it.
@@ -76,10 +81,17 @@ extension Session {
         /// - Parameters:
         ///   - connect: The connect timeout.
         ///   - idleRead: The idle-read timeout, or `nil`.
+        ///   - idleWrite: The idle-write timeout, or `nil`.
         ///   - total: The total timeout, or `nil`.
-        public init(connect: Duration = .seconds(10), idleRead: Duration? = .seconds(60), total: Duration? = nil) {
+        public init(
+            connect: Duration = .seconds(10),
+            idleRead: Duration? = .seconds(60),
+            idleWrite: Duration? = .seconds(60),
+            total: Duration? = nil
+        ) {
             self.connect = connect
             self.idleRead = idleRead
+            self.idleWrite = idleWrite
             self.total = total
         }
     }
@@ -88,9 +100,12 @@ extension Session {
     public enum Decompression: Sendable, Hashable {
         /// Bodies are delivered as sent, and no `Accept-Encoding` is added.
         case disabled
-        /// gzip and deflate bodies are decoded; a body that inflates more than `maximumRatio` times
-        /// its compressed size fails with `decompressionFailed` (a defence against zip bombs).
-        case enabled(maximumRatio: Int)
+        /// gzip (also multi-member) and deflate bodies are decoded as they arrive. Once more than
+        /// `ratioCheckedAfter` bytes (10 MiB by default) have been decoded, a body that has inflated more than
+        /// `maximumRatio` times its compressed size fails with `decompressionFailed` (a defence against
+        /// decompression bombs that lets legitimate repetitive bodies, such as large JSON arrays, through).
+        /// A data request's ``Configuration/maximumResponseSize`` applies to the decoded bytes.
+        case enabled(maximumRatio: Int, ratioCheckedAfter: Int64 = 10 * 1024 * 1024)
     }
 
     /// Which HTTP versions a session may use.

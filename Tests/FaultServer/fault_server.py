@@ -325,7 +325,8 @@ def parse_range(value, size):
 @route("/close-after")
 def close_after(conn, req):
     """200 with Content-Length M (length, default 4*bytes), or chunked (chunked=1); sends only the
-    first N (bytes, default 1024) body bytes, then closes: mode=fin (default) or rst. With
+    first N (bytes, default 1024) body bytes, then closes: mode=fin (default) or rst; mode=stall
+    goes silent instead (until the client closes or max_s). With
     `Range: bytes=K-` (If-Range absent or equal to the ETag): 206 with bytes K..M-1, complete,
     keep-alive (416 if K >= M). Range with a mismatching If-Range: the complete 200, keep-alive."""
     n = req.qint("bytes", 1024)
@@ -362,7 +363,11 @@ def close_after(conn, req):
     else:
         conn.send(make_head(200, hs + [("Content-Length", m)]))
         send_stream(conn, req, 0, min(n, m))
-    (rst_close if req.qstr("mode", "fin") == "rst" else graceful_close)(conn.sock)
+    mode = req.qstr("mode", "fin")
+    if mode == "stall":
+        hold_open(conn, req, read=True)         # goes silent mid-body until the client gives up
+        return CLOSE
+    (rst_close if mode == "rst" else graceful_close)(conn.sock)
     return DONE
 
 @route("/garbage-status")

@@ -203,6 +203,23 @@ import Testing
         #expect(response.response?.headerFields[.location] == target)
     }
 
+    // MARK: Transparent resends
+
+    @Test(arguments: [HTTPRequest.Method.get, .post])
+    func aRequestThatReachedTheServerIsNeverSentAgain(method: HTTPRequest.Method) async throws {
+        // The server reads the request and closes without answering: the bytes were written, so
+        // the failure is reported, not hidden by a second try.
+        let server = FaultServer()
+        let base = try await server.baseURL()
+        let response = await Session.default.upload(Data("once".utf8), to: base + "/silence?max_s=0", method: method)
+            .serializingData()
+            .response
+        #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
+        let stats = try await Session.default.request(base + "/stats").serializingString().value
+        #expect(stats == #"{"connections": 2, "requests": 2}"#, "the closed request and this one")
+        await server.stop()
+    }
+
     // MARK: Stray bytes
 
     @Test(arguments: ["head", "204", "304", "extra"])

@@ -1,0 +1,155 @@
+import Foundation
+import Kite
+import Testing
+
+/// Behaviour the documentation promises that had no test of its own.
+@Suite struct DocumentedBehaviourTests {
+    // MARK: The response size limit
+
+    @Test func aBodyAnnouncedLargerThanTheLimitFailsBeforeItIsRead() async throws {
+        try await FaultInjectionTests.withSession({ $0.maximumResponseSize = 1_000_000 }) { session in
+            let url = try await FaultServer.url("/huge-body?size=2000000")
+            let response = await session.request(url).serializingData().response
+            let error = try #require(response.error)
+            #expect(error.code == .responseTooLarge)
+            #expect(error.message.contains("Content-Length 2000000"), "\(error.message)")
+            #expect((response.metrics?.bytesReceived ?? .max) < 1_000_000)
+        }
+    }
+
+    @Test func aBodyWithoutALengthFailsOnceItPassesTheLimit() async throws {
+        try await FaultInjectionTests.withSession({ $0.maximumResponseSize = 1_000_000 }) { session in
+            let url = try await FaultServer.url("/http10?size=3000000")
+            let error = try #require(await session.request(url).serializingData().response.error)
+            #expect(error.code == .responseTooLarge)
+            #expect(error.message.contains("bytes arrived"), "\(error.message)")
+        }
+    }
+
+    @Test func aRequestsOwnLimitOverridesTheSessions() async throws {
+        let url = try await FaultServer.url("/huge-body?size=200000")
+        let error = try #require(
+            await Session.default.request(url).limitResponseSize(to: 100_000).serializingData().response.error
+        )
+        #expect(error.code == .responseTooLarge)
+    }
+
+    // MARK: Downloads
+
+    @Test func aDownloadThatTimesOutMidBodyResumesToAnIdenticalFile() async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("timed-out.bin")
+        // 30 kB of 100 kB, then silence; the idle-read timeout is 0.5 s.
+        let url = try await FaultServer.url("/close-after?bytes=30000&length=100000&mode=stall&max_s=10")
+        try await FaultInjectionTests.withSession({ $0.timeouts.idleRead = .milliseconds(500) }) { session in
+            let timedOut = await session.download(url, to: DownloadTests.destination(target))
+                .serializingDownloadedFileURL()
+                .response
+            #expect(timedOut.error?.code == .timedOut)
+            #expect(timedOut.error?.timeout == .idleRead)
+            let resumeData = try #require(timedOut.resumeData)
+            let resumed = await Session.default.download(
+                resumingWith: resumeData,
+                to: DownloadTests.destination(target)
+            )
+            .validate()
+            .serializingDownloadedFileURL()
+            .response
+            #expect(resumed.error == nil, "\(String(describing: resumed.error))")
+            #expect(try Data(contentsOf: target) == FaultInjectionTests.deterministicBody(100_000))
+        }
+    }
+
+    @Test func cancelByProducingResumeDataHandsTheTokenToTheClosure() async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("closure.bin")
+        let url = try await Backend.inProcess.url("/range/100000?duration=10&chunk_size=10000")
+        let request = Session.default.download(url, to: DownloadTests.destination(target))
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes > 0 { break }
+        let resumeData: Data? = await withCheckedContinuation { continuation in
+            request.cancel { continuation.resume(returning: $0) }
+        }
+        #expect(await task.response.error?.code == .cancelled)
+        let token = try #require(resumeData)
+        let resumed = await Session.default.download(resumingWith: token, to: DownloadTests.destination(target))
+            .validate()
+            .serializingDownloadedFileURL()
+            .response
+        #expect(resumed.error == nil, "\(String(describing: resumed.error))")
+        #expect(resumed.response?.status.code == 206)
+        #expect(try Data(contentsOf: target) == DownloadTests.rangeBody(100_000))
+    }
+
+    @Test func theSuggestedDestinationInAStandardFolderUsesTheServersName() async throws {
+        let name = "kite-suggested-\(UUID().uuidString).txt"
+        let disposition = "attachment; filename=\"\(name)\""
+        let query = try #require(disposition.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let url = try await Backend.inProcess.url("/response-headers?Content-Disposition=\(query)")
+        let fileURL = try await Session.default.download(
+            url,
+            to: DownloadRequest.suggestedDownloadDestination(for: .cachesDirectory)
+        )
+        .serializingDownloadedFileURL()
+        .value
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        let folder = try #require(FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first)
+        #expect(fileURL.standardizedFileURL == folder.appendingPathComponent(name).standardizedFileURL)
+        #expect(FileManager.default.fileExists(atPath: fileURL.path))
+    }
+
+    @Test func theSessionsDownloadRateSlowsTheBody() async throws {
+        try await FaultInjectionTests.withSession({ $0.maximumDownloadRate = 512 * 1024 }) { session in
+            let url = try await Backend.inProcess.url("/bytes/262144")
+            let started = ContinuousClock.now
+            let response = await session.request(url).serializingData().response
+            let elapsed = started.duration(to: .now)
+            #expect(response.data?.count == 262_144)
+            // 256 KiB at 512 KiB/s, less the bucket's first 51 KiB: at least ~0.39 s.
+            #expect(elapsed >= .milliseconds(350), "took \(elapsed)")
+        }
+    }
+
+    // MARK: Property lists
+
+    struct Settings: Codable, Sendable, Equatable {
+        let name: String
+        let retries: Int
+    }
+
+    static func plistURL() async throws -> String {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        let plist = try encoder.encode(Settings(name: "kite", retries: 3))
+        let value = plist.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+        return try await Backend.inProcess.url("/base64/\(value)")
+    }
+
+    @Test func serializingPropertyListDecodesAPlist() async throws {
+        let settings = try await Session.default.request(try await Self.plistURL())
+            .serializingPropertyList(Settings.self)
+            .value
+        #expect(settings == Settings(name: "kite", retries: 3))
+    }
+
+    @Test func responsePropertyListDeliversToTheClosure() async throws {
+        let url = try await Self.plistURL()
+        let response: DataResponse<Settings, KiteError> = await withCheckedContinuation { continuation in
+            Session.default.request(url).responsePropertyList(of: Settings.self) { continuation.resume(returning: $0) }
+        }
+        #expect(response.value == Settings(name: "kite", retries: 3))
+    }
+
+    @Test func aBodyThatIsNotAPlistIsASerializationError() async throws {
+        let url = try await Backend.inProcess.url("/bytes/16")
+        let error = try #require(
+            await Session.default.request(url).serializingPropertyList(Settings.self).response.error
+        )
+        #expect(error.code == .responseSerializationFailed)
+    }
+}

@@ -29,6 +29,8 @@ final class BodyDecoder {
     private let ratioCheckedAfter: Int64
     private var decompressor: ZlibDecompressor?
     private var pending: ByteBuffer?
+    /// A lone 0x1F after a member ended, kept until the next chunk says whether a member starts.
+    private var carried: ByteBuffer?
     private var compressedBytes: Int64 = 0
     private var decodedBytes: Int64 = 0
     /// The last member ended and what followed was not another gzip member: the rest is ignored.
@@ -82,7 +84,15 @@ final class BodyDecoder {
             }
             self.compressedBytes += Int64(chunk.readableBytes)
             if !self.ignoringTrailer, chunk.readableBytes > 0 {
-                self.pending = chunk
+                if var carried = self.carried {
+                    // The first byte of a gzip member's magic number ended the previous chunk.
+                    self.carried = nil
+                    var chunk = chunk
+                    carried.writeBuffer(&chunk)
+                    self.pending = carried
+                } else {
+                    self.pending = chunk
+                }
             }
         }
     }
@@ -102,7 +112,16 @@ final class BodyDecoder {
         }
         if output.readableBytes == 0, input.readableBytes == before {
             // No progress with input left: the member ended. Another gzip member may follow.
-            if self.format == .gzip, input.readableBytes >= 2, input.getInteger(at: input.readerIndex, as: UInt16.self) == 0x1F8B {
+            if self.format == .gzip, input.readableBytes == 1, input.getInteger(at: input.readerIndex, as: UInt8.self) == 0x1F
+            {
+                // Maybe the start of another member's magic number: decide with the next chunk.
+                self.carried = input
+                input.moveReaderIndex(to: input.writerIndex)
+                return nil
+            }
+            if self.format == .gzip, input.readableBytes >= 2,
+                input.getInteger(at: input.readerIndex, as: UInt16.self) == 0x1F8B
+            {
                 do {
                     try decompressor.reset()
                 } catch {

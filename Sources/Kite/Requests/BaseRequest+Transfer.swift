@@ -139,7 +139,7 @@ extension BaseRequest {
                 return { () async throws -> ByteBuffer? in
                     do {
                         try await self.checkpoint()
-                    } catch where self.isOver {
+                    } catch  where self.isOver {
                         // The engine may pull the body after the response has ended (a server that
                         // answers before reading it all): the body ends here.
                         return nil

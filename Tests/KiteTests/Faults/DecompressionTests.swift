@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func theResponseSizeLimitCountsDecodedBytes() async throws {
-        try await FaultInjectionTests.withSession({ $0.maximumResponseSize = 1_000_000 }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.maximumResponseSize = 1_000_000 }) { session in
             let url = try await FaultServer.url("/gzip-zeros?size=5000000")
             let error = try #require(await session.request(url).serializingData().response.error)
             #expect(error.code == .responseTooLarge, "\(error)")
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func withDecompressionDisabledTheBodyArrivesAsSent() async throws {
-        try await FaultInjectionTests.withSession({ $0.decompression = .disabled }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.decompression = .disabled }) { session in
             let url = try await FaultServer.url("/gzip-zeros?size=12000")
             let response = await session.request(url).serializingData().response
             let data = try #require(response.data)

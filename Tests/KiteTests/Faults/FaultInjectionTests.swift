@@ -8,11 +8,9 @@ import Testing
 @Suite struct FaultInjectionTests {
     /// A session of its own, so timeouts and limits can be set per test; shut down by `body`'s caller.
     static func withSession<T>(
-        _ configure: (inout Session.Configuration) -> Void = { _ in },
+        _ configuration: Session.Configuration = .init(),
         _ body: (Session) async throws -> T
     ) async throws -> T {
-        var configuration = Session.Configuration()
-        configure(&configuration)
         let session = Session(configuration: configuration)
         do {
             let result = try await body(session)
@@ -122,7 +120,7 @@ import Testing
     // MARK: Silence and stalls
 
     @Test func aSilentServerHitsTheIdleReadTimeout() async throws {
-        try await Self.withSession({ $0.timeouts.idleRead = .milliseconds(300) }) { session in
+        try await Self.withSession(.with { $0.timeouts.idleRead = .milliseconds(300) }) { session in
             let error = try #require(
                 await session.request(try await FaultServer.url("/silence")).serializingData().response.error
             )
@@ -132,7 +130,7 @@ import Testing
     }
 
     @Test func aServerThatStopsReadingTheUploadHitsTheIdleWriteTimeout() async throws {
-        try await Self.withSession({ $0.timeouts.idleWrite = .milliseconds(500) }) { session in
+        try await Self.withSession(.with { $0.timeouts.idleWrite = .milliseconds(500) }) { session in
             let url = try await FaultServer.url("/stop-reading")
             // Far more than the kernel's socket buffers hold, so the channel turns unwritable.
             let response = await session.upload(Data(count: 64 * 1024 * 1024), to: url).serializingData().response
@@ -224,7 +222,7 @@ import Testing
 
     @Test(arguments: ["head", "204", "304", "extra"])
     func strayBytesAfterAResponseDoNotFailTheNextRequest(kind: String) async throws {
-        try await Self.withSession({ $0.maximumConnectionsPerHost = 1 }) { session in
+        try await Self.withSession(.with { $0.maximumConnectionsPerHost = 1 }) { session in
             let stray = try await FaultServer.url("/stray?kind=\(kind)")
             let ok = try await FaultServer.url("/ok")
             for _ in 0..<20 {
@@ -235,5 +233,14 @@ import Testing
                 #expect(response.value == "ok")
             }
         }
+    }
+}
+
+extension Session.Configuration {
+    /// The default configuration changed by `configure`.
+    static func with(_ configure: (inout Session.Configuration) -> Void) -> Session.Configuration {
+        var configuration = Session.Configuration()
+        configure(&configuration)
+        return configuration
     }
 }

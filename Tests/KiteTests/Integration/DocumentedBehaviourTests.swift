@@ -7,7 +7,7 @@ import Testing
     // MARK: The response size limit
 
     @Test func aBodyAnnouncedLargerThanTheLimitFailsBeforeItIsRead() async throws {
-        try await FaultInjectionTests.withSession({ $0.maximumResponseSize = 1_000_000 }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.maximumResponseSize = 1_000_000 }) { session in
             let url = try await FaultServer.url("/huge-body?size=2000000")
             let response = await session.request(url).serializingData().response
             let error = try #require(response.error)
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aBodyWithoutALengthFailsOnceItPassesTheLimit() async throws {
-        try await FaultInjectionTests.withSession({ $0.maximumResponseSize = 1_000_000 }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.maximumResponseSize = 1_000_000 }) { session in
             let url = try await FaultServer.url("/http10?size=3000000")
             let error = try #require(await session.request(url).serializingData().response.error)
             #expect(error.code == .responseTooLarge)
@@ -42,7 +42,7 @@ import Testing
         let target = folder.appendingPathComponent("timed-out.bin")
         // 30 kB of 100 kB, then silence; the idle-read timeout is 0.5 s.
         let url = try await FaultServer.url("/close-after?bytes=30000&length=100000&mode=stall&max_s=10")
-        try await FaultInjectionTests.withSession({ $0.timeouts.idleRead = .milliseconds(500) }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = .milliseconds(500) }) { session in
             let timedOut = await session.download(url, to: DownloadTests.destination(target))
                 .serializingDownloadedFileURL()
                 .response
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func theSessionsDownloadRateSlowsTheBody() async throws {
-        try await FaultInjectionTests.withSession({ $0.maximumDownloadRate = 512 * 1024 }) { session in
+        try await FaultInjectionTests.withSession(.with { $0.maximumDownloadRate = 512 * 1024 }) { session in
             let url = try await Backend.inProcess.url("/bytes/262144")
             let started = ContinuousClock.now
             let response = await session.request(url).serializingData().response

@@ -112,7 +112,8 @@ final class BodyDecoder {
         }
         if output.readableBytes == 0, input.readableBytes == before {
             // No progress with input left: the member ended. Another gzip member may follow.
-            if self.format == .gzip, input.readableBytes == 1, input.getInteger(at: input.readerIndex, as: UInt8.self) == 0x1F
+            if self.format == .gzip, input.readableBytes == 1,
+                input.getInteger(at: input.readerIndex, as: UInt8.self) == 0x1F
             {
                 // Maybe the start of another member's magic number: decide with the next chunk.
                 self.carried = input

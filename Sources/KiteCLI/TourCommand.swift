@@ -77,6 +77,15 @@ struct TourCommand: AsyncParsableCommand {
         }
         check(slowResponse.error?.timeout == .total, "the total timeout did not fire")
 
+        let refused = session.upload(Data(count: 4 * 1024 * 1024), to: "\(base)/status/413")
+        let refusedResponse = await Self.show("7. A 4 MiB upload the server refuses (413) before reading it", refused) {
+            await refused.serializingData(emptyResponseCodes: [413]).response
+        }
+        check(
+            refusedResponse.response?.status.code == 413 || refusedResponse.error?.code == .connectionLost,
+            "the early answer to the upload was not reported"
+        )
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
@@ -22,8 +23,11 @@ final class AHCTransport: Transport {
     /// The engine of `Session.default`: created once, never shut down.
     static let shared = AHCTransport(configuration: Session.Configuration(), canShutDown: false)
 
-    init(configuration: Session.Configuration, canShutDown: Bool) {
+    /// - Parameter tlsConfiguration: The engine's TLS settings; `nil` verifies against the system's
+    ///   roots. Internal until Kite has a trust API of its own (tests use it to trust a test CA).
+    init(configuration: Session.Configuration, canShutDown: Bool, tlsConfiguration: TLSConfiguration? = nil) {
         var config = HTTPClient.Configuration()
+        config.tlsConfiguration = tlsConfiguration
         config.timeout = HTTPClient.Configuration.Timeout(
             connect: TimeAmount(configuration.timeouts.connect),
             read: configuration.timeouts.idleRead.map { TimeAmount($0) }

@@ -94,6 +94,19 @@ import Glibc
     }
     #endif
 
+    /// Shuts the session down and checks what every stress run promises: no unexpected outcome, every
+    /// handler exactly once, no connection left open; then stops the server.
+    static func finish(_ session: Session, server: FaultServer, problems: [String], calls: CallCounter) async throws {
+        try await session.shutdown()
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+        #expect(calls.all.allSatisfy { $0 == 1 }, "every completion handler runs exactly once")
+        #if os(Linux)
+        let port = try #require(await server.port)
+        #expect(await Self.socketsClose(toPort: port), "no connection stays open after shutdown")
+        #endif
+        await server.stop()
+    }
+
     @Test func aThousandUploadsToAServerThatAnswersAtOnce() async throws {
         let server = FaultServer()
         let base = try await server.baseURL()
@@ -123,14 +136,7 @@ import Glibc
                 failures.withLockedValue { $0.append("#\(index): \(String(describing: response.error))") }
             }
         }
-        try await session.shutdown()
-        #expect(failures.withLockedValue { $0 }.isEmpty, "\(failures.withLockedValue { $0.prefix(5) })")
-        #expect(calls.all.allSatisfy { $0 == 1 }, "every completion handler runs exactly once")
-        #if os(Linux)
-        let port = try #require(await server.port)
-        #expect(await Self.socketsClose(toPort: port), "no connection stays open after shutdown")
-        #endif
-        await server.stop()
+        try await Self.finish(session, server: server, problems: failures.withLockedValue { $0 }, calls: calls)
     }
 
     @Test func fiveHundredRequestsCancelledAtRandomMoments() async throws {
@@ -159,13 +165,6 @@ import Glibc
                 unexpected.withLockedValue { $0.append("#\(index): \(error)") }
             }
         }
-        try await session.shutdown()
-        #expect(unexpected.withLockedValue { $0 }.isEmpty, "\(unexpected.withLockedValue { $0.prefix(5) })")
-        #expect(calls.all.allSatisfy { $0 == 1 }, "every completion handler runs exactly once")
-        #if os(Linux)
-        let port = try #require(await server.port)
-        #expect(await Self.socketsClose(toPort: port), "no connection stays open after shutdown")
-        #endif
-        await server.stop()
+        try await Self.finish(session, server: server, problems: unexpected.withLockedValue { $0 }, calls: calls)
     }
 }

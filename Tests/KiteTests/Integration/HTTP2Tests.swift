@@ -1,0 +1,38 @@
+import Foundation
+import NIOSSL
+import Testing
+
+@testable import Kite
+
+/// HTTP/2 is negotiated over TLS (ALPN) unless the session asks for HTTP/1.1 only.
+@Suite struct HTTP2Tests {
+    @Test(arguments: [
+        (Session.HTTPVersionPolicy.automatic, "h2"),
+        (.http1Only, "http/1.1"),
+    ])
+    func theHTTPVersionPolicyChoosesTheProtocol(policy: Session.HTTPVersionPolicy, expected: String) async throws {
+        let server = try await HTTP2TestServer()
+        var configuration = Session.Configuration()
+        configuration.httpVersion = policy
+        // Kite has no trust API yet: the engine is given a TLS configuration that trusts the test certificate.
+        let session = Session(
+            configuration: configuration,
+            transport: AHCTransport(
+                configuration: configuration,
+                canShutDown: true,
+                tlsConfiguration: server.trustingConfiguration
+            )
+        )
+        let url = "https://127.0.0.1:\(server.port)/protocol"
+        for _ in 0..<3 {
+            // Several requests: HTTP/2 multiplexes them on one connection.
+            let response = await session.request(url).validate().serializingString().response
+            #expect(response.error == nil, "\(String(describing: response.error))")
+            #expect(response.value == expected)
+        }
+        let upload = await session.upload(Data(count: 300_000), to: url).serializingString().response
+        #expect(upload.value == expected, "\(String(describing: upload.error))")
+        try await session.shutdown()
+        try await server.shutdown()
+    }
+}

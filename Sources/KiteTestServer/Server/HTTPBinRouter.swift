@@ -11,6 +11,8 @@ enum HTTPBinRouter {
         router.addStatusRoutes()
         router.addRedirectRoutes()
         router.addAuthRoutes()
+        router.addDigestRoutes()
+        router.addRetryRoutes()
         router.addCookieRoutes()
         router.addBytesRoutes()
         router.addRangeRoutes()

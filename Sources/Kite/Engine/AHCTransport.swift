@@ -77,7 +77,8 @@ final class AHCTransport: Transport {
         outgoing.headers =
             head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
         // Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
-        let pulled = NIOLockedValueBox(false)
+        // Made for streamed bodies only, so a plain request pays no allocation for it.
+        var pulled: NIOLockedValueBox<Bool>?
         switch request.body {
         case .none:
             break
@@ -86,8 +87,10 @@ final class AHCTransport: Transport {
         case .stream(let length, _, let makeChunks):
             // The engine iterates the body once per attempt (a 307/308 redirect sends it again):
             // each iteration asks the source for fresh chunks.
+            let streamPulled = NIOLockedValueBox(false)
+            pulled = streamPulled
             let perAttempt = ByteChunks(makeNext: {
-                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup, pulled: pulled).next
+                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup, pulled: streamPulled).next
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
@@ -129,7 +132,7 @@ final class AHCTransport: Transport {
         _ request: HTTPClientRequest,
         deadline: NIODeadline,
         mayResend: Bool,
-        pulled: NIOLockedValueBox<Bool>,
+        pulled: NIOLockedValueBox<Bool>?,
         authority: String?
     ) async throws(KiteError) -> HTTPClientResponse {
         var resent = false
@@ -141,7 +144,7 @@ final class AHCTransport: Transport {
                 // response) fails the first write with "I/O on closed channel": nothing of the request
                 // reached the server, so it is sent once more on a fresh connection, as curl and Go do.
                 // A request whose bytes may have been written is never sent again here.
-                if !resent, mayResend, Self.failedBeforeWriting(error), !pulled.withLockedValue({ $0 }) {
+                if !resent, mayResend, Self.failedBeforeWriting(error), pulled?.withLockedValue({ $0 }) != true {
                     resent = true
                     continue
                 }
@@ -151,7 +154,7 @@ final class AHCTransport: Transport {
     }
 
     /// Whether `error` says the request failed at its first write on a connection that was already closed.
-    static func failedBeforeWriting(_ error: any Error) -> Bool {
+    private static func failedBeforeWriting(_ error: any Error) -> Bool {
         (error as? ChannelError) == .ioOnClosedChannel
     }
 

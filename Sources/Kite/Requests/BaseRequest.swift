@@ -366,10 +366,15 @@ struct BodyCounter {
     /// Download rate limits to honour.
     var limiters: [RateLimiter] = []
 
+    /// Whether `response` to `method` has no body whatever its header fields say (HEAD, 204, 304).
+    static func hasNoBody(_ response: HTTPResponse, method: HTTPRequest.Method) -> Bool {
+        method == .head || response.status.code == 204 || response.status.code == 304
+    }
+
     /// The body size a response head announces, or `nil` when it does not say or the body is
     /// content-encoded (the engine decodes it, so `Content-Length` is not the number of bytes seen).
     static func expectedLength(of response: HTTPResponse, method: HTTPRequest.Method) -> Int64? {
-        if method == .head || response.status.code == 204 || response.status.code == 304 { return 0 }
+        if Self.hasNoBody(response, method: method) { return 0 }
         // One pass over the fields: the subscript would scan them once per name and join the values.
         var length: String?
         var lengthFields = 0

@@ -47,7 +47,7 @@ final class BodyDecoder {
     /// The coding of a response body Kite decodes, or `nil` to deliver it as sent (no body, no
     /// coding, `identity`, or codings Kite does not decode such as `br` or stacked codings).
     static func format(of response: HTTPResponse, method: HTTPRequest.Method) -> Format? {
-        if method == .head || response.status.code == 204 || response.status.code == 304 { return nil }
+        if BodyCounter.hasNoBody(response, method: method) { return nil }
         guard let value = response.headerFields[.contentEncoding] else { return nil }
         switch value.trimmingCharacters(in: .whitespaces).lowercased() {
         case "gzip", "x-gzip": return .gzip

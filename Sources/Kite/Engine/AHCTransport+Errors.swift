@@ -132,7 +132,7 @@ extension AHCTransport {
                 underlyingError: error
             )
         default:
-            if error.shortDescription.lowercased().contains("header") {
+            if let name = EngineErrorCase.name(of: error), EngineErrorCase.headerCases.contains(name) {
                 return KiteError(code: .invalidHeader, message: "a header is not valid", underlyingError: error)
             }
             return KiteError(
@@ -198,9 +198,8 @@ extension AHCTransport {
     private static func tlsFailureReason(_ error: any Error) -> String {
         if let error = error as? NIOSSLError {
             switch error {
-            case .handshakeFailed:
-                let detail = String(describing: error)
-                if detail.contains("CERTIFICATE_VERIFY_FAILED") {
+            case .handshakeFailed(let boringError):
+                if EngineErrorCase.packedCodes(of: boringError).contains(EngineErrorCase.certificateVerifyFailed) {
                     return "the server's certificate is not trusted"
                 }
                 return "certificate verification or negotiation failed"
@@ -230,5 +229,41 @@ extension Duration {
         let text = String(format: "%.3f", Double(milliseconds) / 1000)
         let trimmed = text.replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression)
         return "\(trimmed) s"
+    }
+}
+
+/// The case of an engine error whose public API does not expose it, read from its structure (never from
+/// its text): AHC's `HTTPClientError` hides its `code` enum, NIOSSL's `BoringSSLInternalError` its packed
+/// BoringSSL error code. If a later version renames those fields, the lookups return nothing and the errors
+/// fall back to their generic codes.
+enum EngineErrorCase {
+    /// `HTTPClientError` cases about request header fields.
+    static let headerCases: Set<String> = [
+        "invalidHeaderFieldNames", "invalidHeaderFieldValues", "incompatibleHeaders",
+        "identityCodingIncorrectlyPresent", "chunkedSpecifiedMultipleTimes",
+    ]
+
+    /// BoringSSL's packed code for `SSL_R_CERTIFICATE_VERIFY_FAILED`: `ERR_PACK(ERR_LIB_SSL = 16, 125)`.
+    static let certificateVerifyFailed: UInt32 = (16 << 24) | 125
+
+    /// The name of the `HTTPClientError`'s hidden `code` case, such as `invalidHeaderFieldNames`.
+    static func name(of error: HTTPClientError) -> String? {
+        guard let code = Mirror(reflecting: error).children.first(where: { $0.label == "code" })?.value else {
+            return nil
+        }
+        // A case with a payload is a child labelled with the case's name; one without is the value itself.
+        if let label = Mirror(reflecting: code).children.first?.label { return label }
+        return Mirror(reflecting: code).displayStyle == .enum ? "\(code)" : nil
+    }
+
+    /// The packed BoringSSL codes inside a handshake failure.
+    static func packedCodes(of error: BoringSSLError) -> [UInt32] {
+        guard case .sslError(let internals) = error else { return [] }
+        return internals.compactMap { entry in
+            guard let backing = Mirror(reflecting: entry).children.first(where: { $0.label == "backing" })?.value,
+                let info = Mirror(reflecting: backing).children.first(where: { $0.label == "boringSSLErrorInfo" })
+            else { return nil }
+            return Mirror(reflecting: info.value).children.first?.value as? UInt32
+        }
     }
 }

@@ -39,6 +39,12 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
     /// The error that caused this one, such as a `DecodingError` or the engine's error.
     public let underlyingError: (any Error)?
 
+    /// For `requestRetryFailed`: the attempt's error that the retrier was asked about.
+    public var retriedError: KiteError? { self.retried?.error }
+
+    /// Boxed so the common error stays small.
+    private let retried: RetriedError?
+
     /// Creates an error.
     ///
     /// - Parameters:
@@ -56,12 +62,46 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
         timeout: TimeoutKind? = nil,
         underlyingError: (any Error)? = nil
     ) {
+        self.init(
+            code: code,
+            message: message,
+            request: request,
+            response: response,
+            timeout: timeout,
+            underlyingError: underlyingError,
+            retried: nil
+        )
+    }
+
+    private init(
+        code: Code,
+        message: String,
+        request: RequestSummary?,
+        response: HTTPResponse?,
+        timeout: TimeoutKind?,
+        underlyingError: (any Error)?,
+        retried: RetriedError?
+    ) {
         self.code = code
         self.message = message
         self.request = request
         self.response = response
         self.timeout = timeout
         self.underlyingError = underlyingError
+        self.retried = retried
+    }
+
+    /// A `requestRetryFailed` error: the retrier's `error` about the attempt's `retried` error.
+    static func retryFailed(_ error: any Error, retrying retried: KiteError) -> KiteError {
+        KiteError(
+            code: .requestRetryFailed,
+            message: "the retrier refused to retry (\(error)) after: \(retried.message)",
+            request: retried.request,
+            response: retried.response,
+            timeout: nil,
+            underlyingError: error,
+            retried: RetriedError(error: retried)
+        )
     }
 
     /// One sentence a user can act on, such as
@@ -98,7 +138,8 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             request: request,
             response: self.response,
             timeout: self.timeout,
-            underlyingError: self.underlyingError
+            underlyingError: self.underlyingError,
+            retried: self.retried
         )
     }
 
@@ -111,8 +152,18 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             request: self.request,
             response: response,
             timeout: self.timeout,
-            underlyingError: self.underlyingError
+            underlyingError: self.underlyingError,
+            retried: self.retried
         )
+    }
+}
+
+/// The attempt's error inside a `requestRetryFailed` error (a class: a struct cannot hold itself).
+private final class RetriedError: Sendable {
+    let error: KiteError
+
+    init(error: KiteError) {
+        self.error = error
     }
 }
 
@@ -141,8 +192,16 @@ extension KiteError {
         public static let invalidHeader = Code("invalidHeader")
         /// Parameters could not be encoded into the request.
         public static let parameterEncodingFailed = Code("parameterEncodingFailed")
-        /// A request modifier or adapter failed.
+        /// A request modifier or a ``RequestAdapter`` failed; ``KiteError/underlyingError`` is what it threw.
         public static let requestAdaptationFailed = Code("requestAdaptationFailed")
+        /// A ``RequestRetrier`` refused with its own error (``RetryResult/doNotRetryWithError(_:)``):
+        /// ``KiteError/underlyingError`` is the retrier's error, ``KiteError/retriedError`` the attempt's.
+        public static let requestRetryFailed = Code("requestRetryFailed")
+        /// Credentials were refused (a second `401` after answering a challenge), missing, or could not
+        /// be refreshed.
+        public static let authenticationFailed = Code("authenticationFailed")
+        /// A redirect was refused by the rules: from `https` to `http` (unless allowed).
+        public static let redirectRefused = Code("redirectRefused")
         /// An upload's body could not be produced: a file or stream failed, or produced a different
         /// number of bytes than declared.
         public static let uploadFailed = Code("uploadFailed")

@@ -39,13 +39,10 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     struct Storage {
-        var machine = RequestStateMachine<Waiter, StoredHandler, RequestOutcome>()
-        var pipelineTask: Task<Void, Never>?
-        /// Why the pipeline is being stopped (cancel or total timeout); the first reason wins.
-        var abortError: KiteError?
+        var machine = RequestStateMachine<Waiter, StoredHandler, StoredValidator, RequestOutcome>()
         var sentRequest: HTTPRequest?
-        var validators = SmallList<StoredValidator>()
-        var evaluatedValidators = 0
+        /// The latest attempt's response head, while the request runs (for retriers).
+        var lastResponse: HTTPResponse?
         /// Per-request rate limits, set before the request starts.
         var uploadLimiter: RateLimiter?
         var downloadLimiter: RateLimiter?
@@ -57,6 +54,10 @@ public class BaseRequest: @unchecked Sendable {
         var progress = ProgressReporter.States()
         /// ``id``, made when first asked for.
         var id: UUID?
+        /// The request's own interceptor, redirect handler and credential, set before it starts.
+        var interceptor: (any RequestInterceptor)?
+        var redirectHandler: (any RedirectHandler)?
+        var credential: Credential?
     }
 
     /// A unique identifier, the same every time it is read.
@@ -74,6 +75,12 @@ public class BaseRequest: @unchecked Sendable {
 
     /// The session that made the request.
     public let session: Session
+
+    /// How many times the request has been sent again by a ``RequestRetrier`` (0 before the first retry).
+    /// Redirects and answered authentication challenges are not retries.
+    public var retryCount: Int {
+        self.storage.withLockedValue { $0.machine.retryCount }
+    }
 
     /// The draft as built from URL, parameters and modifier, or why it could not be built.
     let draftResult: Result<RequestDraft, KiteError>
@@ -115,9 +122,10 @@ public class BaseRequest: @unchecked Sendable {
         self.storage.withLockedValue { $0.sentRequest }
     }
 
-    /// The response head, once the request is over.
+    /// The response head: the latest attempt's while the request runs (a retrier sees it), the final one
+    /// once it is over.
     public var response: HTTPResponse? {
-        self.storage.withLockedValue { $0.machine.outcome?.response }
+        self.storage.withLockedValue { $0.machine.outcome?.response ?? $0.lastResponse }
     }
 
     /// Why the request failed (including validation), once it is over.
@@ -128,6 +136,65 @@ public class BaseRequest: @unchecked Sendable {
     /// The timeline, once the request is over.
     public var metrics: ResponseMetrics? {
         self.storage.withLockedValue { $0.machine.outcome?.metrics }
+    }
+
+    /// Sets the request's own interceptor, which runs after the session's.
+    func intercepted(by interceptor: (any RequestInterceptor)?) -> Self {
+        if let interceptor {
+            self.storage.withLockedValue { $0.interceptor = interceptor }
+        }
+        return self
+    }
+
+    /// Sets the request's own redirect handler, which replaces the session's.
+    ///
+    /// ```swift
+    /// let response = await session.request("http://127.0.0.1:8080/redirect/1")
+    ///     .redirect(using: .doNotFollow)
+    ///     .serializingData()
+    ///     .response
+    /// print(response.response?.status.code as Any)  // 302
+    /// ```
+    ///
+    /// - Parameter handler: The redirect handler, such as ``Redirector/doNotFollow``.
+    /// - Returns: The request.
+    @discardableResult
+    public func redirect(using handler: any RedirectHandler) -> Self {
+        self.storage.withLockedValue { $0.redirectHandler = handler }
+        return self
+    }
+
+    /// Answers the server's `401` challenge (`WWW-Authenticate: Basic` or `Digest`) with these credentials.
+    ///
+    /// Nothing is sent before the server asks, and the credentials are only sent to the origin (scheme, host
+    /// and port) of the request's own URL, never to one it was redirected to. A second `401` after the
+    /// answer ends the request with `authenticationFailed` (a Digest `stale=true` is answered once more).
+    ///
+    /// ```swift
+    /// let data = try await session.request("http://127.0.0.1:8080/digest-auth/auth/user/passwd/SHA-256")
+    ///     .authenticate(username: "user", password: "passwd")
+    ///     .validate()
+    ///     .serializingData()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - username: The user name.
+    ///   - password: The password.
+    /// - Returns: The request.
+    @discardableResult
+    public func authenticate(username: String, password: String) -> Self {
+        self.authenticate(with: Credential(user: username, password: password))
+    }
+
+    /// Answers the server's `401` challenge with `credential`; see ``authenticate(username:password:)``.
+    ///
+    /// - Parameter credential: The user name and password.
+    /// - Returns: The request.
+    @discardableResult
+    public func authenticate(with credential: Credential) -> Self {
+        self.storage.withLockedValue { $0.credential = credential }
+        return self
     }
 
     /// Starts the request, or lets a suspended one continue. Does nothing once it is over.
@@ -169,17 +236,11 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     func cancel(with error: KiteError) {
-        let (action, task) = self.storage.withLockedValue { storage in
-            let action = storage.machine.cancel(outcomeIfNotStarted: {
-                RequestOutcome(request: nil, error: error)
-            })
-            if case .cancelPipeline = action, storage.abortError == nil {
-                storage.abortError = error
-            }
-            return (action, storage.pipelineTask)
+        let action = self.storage.withLockedValue { storage in
+            storage.machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
         }
         switch action {
-        case .cancelPipeline(let waiters):
+        case .cancelPipeline(let waiters, let task):
             for waiter in waiters { waiter.resume(throwing: error) }
             task?.cancel()
         case .deliver(let handlers, let outcome):
@@ -191,11 +252,7 @@ public class BaseRequest: @unchecked Sendable {
 
     /// Stops the running pipeline with `error` without cancelling the request (a timeout).
     func abort(with error: KiteError) {
-        let (waiters, task) = self.storage.withLockedValue { storage -> ([Waiter], Task<Void, Never>?) in
-            guard !storage.machine.state.isFinal, storage.abortError == nil else { return ([], nil) }
-            storage.abortError = error
-            return (storage.machine.takeWaiters(), storage.pipelineTask)
-        }
+        guard let (waiters, task) = self.storage.withLockedValue({ $0.machine.abort(with: error) }) else { return }
         for waiter in waiters { waiter.resume(throwing: error) }
         task?.cancel()
     }
@@ -218,11 +275,7 @@ public class BaseRequest: @unchecked Sendable {
 
     /// Adds a validator; one added after the request is over checks the stored outcome at once.
     func appendValidator(_ validator: @escaping Validator) {
-        let finished = self.storage.withLockedValue { storage -> RequestOutcome? in
-            if let outcome = storage.machine.outcome { return outcome }
-            storage.validators.append(StoredValidator(check: validator))
-            return nil
-        }
+        let finished = self.storage.withLockedValue { $0.machine.addValidator(StoredValidator(check: validator)) }
         guard let finished, finished.error == nil, finished.response != nil else { return }
         if let error = validator(finished) {
             self.storage.withLockedValue { storage in
@@ -238,10 +291,7 @@ public class BaseRequest: @unchecked Sendable {
         // status-record lock at every executor switch and enqueue, which costs as much again; the
         // throughput of the two is the same within the benchmarks' noise (BENCHMARKS.md).
         let task = Task { await self.runPipeline() }
-        let cancelNow = self.storage.withLockedValue { storage in
-            storage.pipelineTask = task
-            return storage.abortError != nil
-        }
+        let cancelNow = self.storage.withLockedValue { $0.machine.pipelineStarted(task) }
         if cancelNow { task.cancel() }
     }
 
@@ -252,15 +302,15 @@ public class BaseRequest: @unchecked Sendable {
 
     /// Waits while the request is suspended; throws once it is cancelled, aborted or over.
     func checkpoint() async throws(KiteError) {
-        let (state, abort) = self.storage.withLockedValue { ($0.machine.state, $0.abortError) }
+        let (action, abort) = self.storage.withLockedValue { ($0.machine.checkpoint, $0.machine.abortError) }
         if let abort { throw abort }
-        if state == .resumed, !Task.isCancelled { return }
+        if action == .proceed, !Task.isCancelled { return }
         do {
             try await withCheckedThrowingContinuation { (continuation: Waiter) in
                 let (action, abort) = self.storage.withLockedValue { storage in
-                    storage.abortError == nil
+                    storage.machine.abortError == nil
                         ? (storage.machine.waitIfSuspended(continuation), nil)
-                        : (.cancelled, storage.abortError)
+                        : (.cancelled, storage.machine.abortError)
                 }
                 switch action {
                 case .proceed:
@@ -272,10 +322,10 @@ public class BaseRequest: @unchecked Sendable {
                 }
             }
         } catch {
-            throw self.storage.withLockedValue { $0.abortError } ?? self.cancellationError
+            throw self.abortError ?? self.cancellationError
         }
         if Task.isCancelled {
-            throw self.storage.withLockedValue { $0.abortError } ?? self.cancellationError
+            throw self.abortError ?? self.cancellationError
         }
     }
 
@@ -299,6 +349,11 @@ public class BaseRequest: @unchecked Sendable {
         }
     }
 
+    /// Why the pipeline is being stopped, once it is.
+    var abortError: KiteError? {
+        self.storage.withLockedValue { $0.machine.abortError }
+    }
+
     var cancellationError: KiteError {
         KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
     }
@@ -308,6 +363,12 @@ public class BaseRequest: @unchecked Sendable {
     func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
         draft.body.map { .bytes(ByteBuffer(data: $0)) }
     }
+
+    /// Whether a failed attempt may be sent again; a stream request that delivered bytes may not.
+    var canRetry: Bool { true }
+
+    /// Cleans up after a failed attempt before the next: a download removes its partial file.
+    func prepareForRetry() async {}
 
     /// Last step before handlers run, after validation: downloads move their file into place here.
     func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
@@ -345,7 +406,7 @@ public class BaseRequest: @unchecked Sendable {
             do {
                 try await counter.limiters.acquire(chunk.readableBytes)
             } catch {
-                throw self.storage.withLockedValue { $0.abortError } ?? self.cancellationError
+                throw self.abortError ?? self.cancellationError
             }
         }
         if self.downloadReporter.hasObservers {

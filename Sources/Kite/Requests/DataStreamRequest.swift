@@ -69,6 +69,12 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
 
     let consumers = NIOLockedValueBox([Consumer]())
 
+    /// Whether a chunk has been handed to the consumers; only the pipeline's task reads and writes it.
+    private nonisolated(unsafe) var deliveredBody = false
+
+    /// A stream that delivered bytes is not retried: its consumers would see them twice.
+    override var canRetry: Bool { !self.deliveredBody }
+
     override func receiveBody(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
@@ -77,6 +83,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         try self.validateHead(outcome)
         var iterator = response.body.makeAsyncIterator()
         while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
+            self.deliveredBody = true
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
             for consumer in self.consumers.withLockedValue({ $0 }) {
                 switch consumer {
@@ -97,11 +104,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
 
     /// Runs the validators added so far on the head, before the body is delivered.
     private func validateHead(_ outcome: RequestOutcome) throws(KiteError) {
-        let pending = self.storage.withLockedValue { storage -> SmallList<StoredValidator> in
-            let pending = storage.validators.suffix(from: storage.evaluatedValidators)
-            storage.evaluatedValidators = storage.validators.count
-            return pending
-        }
+        let pending = self.storage.withLockedValue { $0.machine.takePendingValidators() }
         for validator in pending {
             if let error = validator(outcome) { throw error }
         }

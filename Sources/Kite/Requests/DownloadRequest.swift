@@ -226,6 +226,21 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         }
     }
 
+    /// A retry starts a fresh partial file; the failed attempt's is removed (a resumed download keeps the
+    /// file it resumes, which the next attempt writes from the same offset).
+    override func prepareForRetry() async {
+        let partial = self.download.withLockedValue { state -> URL? in
+            let partial = state.partialURL
+            state.partialURL = nil
+            state.bytesOnDisk = 0
+            state.resumable = nil
+            return partial
+        }
+        if let partial, partial != self.resuming?.partialFileURL {
+            DownloadFiles.remove(partial)
+        }
+    }
+
     override func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
         var outcome = outcome
         let state = self.download.withLockedValue { $0 }

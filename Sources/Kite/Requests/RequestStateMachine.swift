@@ -1,15 +1,27 @@
-/// The lifecycle of one request as a plain value: no I/O, no locks.
+/// The whole lifecycle of one request as a plain value: no I/O, no locks.
 ///
 /// The owner keeps it in a lock, feeds it events and performs the returned action after unlocking
-/// (the pattern of async-http-client's `Transaction`). It is generic so tests can drive it with
-/// plain values: `Waiter` is what the pipeline parks while suspended, `Handler` a response handler,
-/// `Outcome` the request's final result.
-struct RequestStateMachine<Waiter, Handler, Outcome> {
+/// (the pattern of async-http-client's `Transaction`). It holds everything that decides what happens
+/// next: the state, the pipeline's task, why the pipeline is being stopped (the abort error), the
+/// attempt number, which validators have run for the current attempt, the parked waiters and the
+/// handlers. It is generic so tests can drive it with plain values: `Waiter` is what the pipeline
+/// parks while suspended, `Handler` a response handler, `Validator` a response check, `Outcome` the
+/// request's final result.
+struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     private(set) var state: RequestState = .initialized
     private(set) var pipelineStarted = false
     private(set) var outcome: Outcome?
     private var waiters: [Waiter] = []
     private var handlers = SmallList<Handler>()
+    /// The running pipeline, to cancel it.
+    private(set) var pipelineTask: Task<Void, Never>?
+    /// Why the pipeline is being stopped (cancel or total timeout); the first reason wins.
+    private(set) var abortError: KiteError?
+    /// How many times the request has been retried.
+    var retryCount = 0
+    private(set) var validators = SmallList<Validator>()
+    /// How many of ``validators`` have run on the current attempt's response.
+    private var evaluatedValidators = 0
 
     var pendingHandlerCount: Int { self.handlers.count }
     var parkedWaiterCount: Int { self.waiters.count }
@@ -25,7 +37,7 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
     enum CancelAction {
         /// Cancel the running pipeline and wake its parked waiters with cancellation; the pipeline
         /// reports the outcome when it has stopped.
-        case cancelPipeline(waiters: [Waiter])
+        case cancelPipeline(waiters: [Waiter], task: Task<Void, Never>?)
         /// The pipeline never ran: deliver this outcome to these handlers now.
         case deliver(SmallList<Handler>, Outcome)
         case none
@@ -83,14 +95,15 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
         }
     }
 
-    mutating func cancel(outcomeIfNotStarted: () -> Outcome) -> CancelAction {
+    mutating func cancel(with error: KiteError, outcomeIfNotStarted: () -> Outcome) -> CancelAction {
         switch self.state {
         case .initialized, .resumed, .suspended:
             self.state = .cancelled
             if self.pipelineStarted {
+                if self.abortError == nil { self.abortError = error }
                 let waiters = self.waiters
                 self.waiters = []
-                return .cancelPipeline(waiters: waiters)
+                return .cancelPipeline(waiters: waiters, task: self.pipelineTask)
             }
             let outcome = outcomeIfNotStarted()
             self.outcome = outcome
@@ -131,16 +144,63 @@ struct RequestStateMachine<Waiter, Handler, Outcome> {
         }
         precondition(self.outcome == nil, "the pipeline finished twice")
         self.outcome = outcome
+        self.pipelineTask = nil
         let handlers = self.handlers
         self.handlers = SmallList()
         return handlers
     }
 
-    /// Takes the parked waiters without changing state, so an aborting pipeline can wake them.
-    mutating func takeWaiters() -> [Waiter] {
+    /// Stops the running pipeline with `error` without cancelling the request (a timeout): returns the
+    /// waiters to wake and the task to cancel, or `nil` when the request is over or already stopping.
+    mutating func abort(with error: KiteError) -> (waiters: [Waiter], task: Task<Void, Never>?)? {
+        guard !self.state.isFinal, self.abortError == nil else { return nil }
+        self.abortError = error
         let waiters = self.waiters
         self.waiters = []
-        return waiters
+        return (waiters, self.pipelineTask)
+    }
+
+    /// Records the pipeline's task; returns whether it must be cancelled at once (stopped before it existed).
+    mutating func pipelineStarted(_ task: Task<Void, Never>) -> Bool {
+        self.pipelineTask = task
+        return self.abortError != nil
+    }
+
+    /// Whether the pipeline may go on: `.proceed` while running, else why not.
+    var checkpoint: WaitAction {
+        if self.abortError != nil { return .cancelled }
+        switch self.state {
+        case .resumed: return .proceed
+        case .suspended: return .parked
+        case .cancelled: return .cancelled
+        case .finished: return .finished
+        case .initialized: return .proceed
+        }
+    }
+
+    /// Starts the next attempt: counts the retry and forgets which validators ran. Returns `false`
+    /// when the request is being stopped, so there is no next attempt.
+    mutating func startRetry() -> Bool {
+        guard self.abortError == nil, self.state == .resumed || self.state == .suspended else { return false }
+        self.retryCount += 1
+        self.evaluatedValidators = 0
+        return true
+    }
+
+    /// Adds a validator: stored for the running request, or returns the outcome of a finished one,
+    /// which the caller checks at once.
+    mutating func addValidator(_ validator: Validator) -> Outcome? {
+        if let outcome = self.outcome { return outcome }
+        self.validators.append(validator)
+        return nil
+    }
+
+    /// The validators that have not yet run on the current attempt, marked as run.
+    mutating func takePendingValidators() -> SmallList<Validator> {
+        guard self.evaluatedValidators < self.validators.count else { return SmallList() }
+        let pending = self.validators.suffix(from: self.evaluatedValidators)
+        self.evaluatedValidators = self.validators.count
+        return pending
     }
 
     /// Changes the stored outcome of a request that is over (a validator added after it finished).

@@ -33,6 +33,10 @@ extension Session {
         /// `0` does not follow redirects. Redirect cycles always fail.
         public var maximumRedirects = 10
 
+        /// Whether a redirect from `https` to `http` is followed. Off by default: such a redirect fails
+        /// with `redirectRefused` rather than sending the request (and its cookies or body) in clear text.
+        public var allowsInsecureRedirects = false
+
         /// Which HTTP versions may be used. HTTP/2 is only negotiated over TLS.
         public var httpVersion = HTTPVersionPolicy.automatic
 

@@ -21,6 +21,7 @@ extension Session {
     ///   - parameters: Parameters to encode, or `nil`.
     ///   - encoding: How to encode them.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     ///   - destination: Where the finished file goes; `nil` keeps it at a temporary URL.
     /// - Returns: The request.
@@ -30,13 +31,14 @@ extension Session {
         parameters: Parameters? = nil,
         encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
             try encoding.encode(draft, with: parameters)
         }
-        return DownloadRequest(session: self, draft: draft, destination: destination)
+        return DownloadRequest(session: self, draft: draft, destination: destination).intercepted(by: interceptor)
     }
 
     /// Downloads a `URLRequest` or your own router's request to a file.
@@ -48,11 +50,13 @@ extension Session {
     ///
     /// - Parameters:
     ///   - convertible: The request.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     ///   - destination: Where the finished file goes; `nil` keeps it at a temporary URL.
     /// - Returns: The request.
     public func download(
         _ convertible: any URLRequestConvertible,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
@@ -60,7 +64,7 @@ extension Session {
             session: self,
             draft: Self.makeDraft(convertible, modifier: requestModifier),
             destination: destination
-        )
+        ).intercepted(by: interceptor)
     }
 
     /// Resumes a cancelled or broken download from its resume data: asks for the remaining bytes with
@@ -85,11 +89,13 @@ extension Session {
     ///
     /// - Parameters:
     ///   - resumeData: The token from ``DownloadResponse/resumeData``.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last (for example to add credentials).
     ///   - destination: Where the finished file goes; `nil` keeps it at a temporary URL.
     /// - Returns: The request.
     public func download(
         resumingWith resumeData: Data,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
@@ -99,6 +105,7 @@ extension Session {
         } catch {
             let summary = RequestSummary(method: .get, url: "(resume data)")
             return DownloadRequest(session: self, draft: .failure(error.naming(summary)), destination: destination)
+                .intercepted(by: interceptor)
         }
         let partialSize = token.partialFileURL.flatMap(DownloadFiles.size(of:))
         let canContinue = partialSize == token.bytes && token.bytes > 0
@@ -121,6 +128,6 @@ extension Session {
             draft: draft,
             destination: destination,
             resuming: canContinue ? token : nil
-        )
+        ).intercepted(by: interceptor)
     }
 }

@@ -22,6 +22,7 @@ extension Session {
     ///   - encoding: How to encode them; ``URLEncoding/default`` puts them in the query for
     ///     `GET`, `HEAD` and `DELETE` and in a form body otherwise.
     ///   - headers: Header fields; the session's defaults are added for fields not set here.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last, for example its timeout.
     /// - Returns: The request.
     public func request(
@@ -30,12 +31,13 @@ extension Session {
         parameters: Parameters? = nil,
         encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
             try encoding.encode(draft, with: parameters)
         }
-        return DataRequest(session: self, draft: draft)
+        return DataRequest(session: self, draft: draft).intercepted(by: interceptor)
     }
 
     /// Creates a request whose `Encodable` parameters are put in the query or body by `encoder`.
@@ -59,6 +61,7 @@ extension Session {
     ///   - parameters: The value to encode, or `nil`.
     ///   - encoder: How to encode it; ``URLEncodedFormParameterEncoder/default`` by default.
     ///   - headers: Header fields; the session's defaults are added for fields not set here.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func request<Parameters: Encodable & Sendable>(
@@ -67,12 +70,13 @@ extension Session {
         parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
             try encoder.encode(parameters, into: draft)
         }
-        return DataRequest(session: self, draft: draft)
+        return DataRequest(session: self, draft: draft).intercepted(by: interceptor)
     }
 
     /// Creates a request from a `URLRequest` or your own ``URLRequestConvertible`` router.
@@ -85,13 +89,17 @@ extension Session {
     ///
     /// - Parameters:
     ///   - convertible: The request.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func request(
         _ convertible: any URLRequestConvertible,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataRequest {
-        DataRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier))
+        DataRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier)).intercepted(
+            by: interceptor
+        )
     }
 
     static func makeDraft(

@@ -16,6 +16,7 @@ extension Session {
     ///   - parameters: Parameters to encode, or `nil`.
     ///   - encoding: How to encode them.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func streamRequest(
@@ -24,12 +25,13 @@ extension Session {
         parameters: Parameters? = nil,
         encoding: any ParameterEncoding = URLEncoding.defaultAsParameterEncoding,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
             try encoding.encode(draft, with: parameters)
         }
-        return DataStreamRequest(session: self, draft: draft)
+        return DataStreamRequest(session: self, draft: draft).intercepted(by: interceptor)
     }
 
     /// Creates a streaming request whose `Encodable` parameters are put in the query or body by `encoder`.
@@ -50,6 +52,7 @@ extension Session {
     ///   - parameters: The value to encode, or `nil`.
     ///   - encoder: How to encode it.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func streamRequest<Parameters: Encodable & Sendable>(
@@ -58,12 +61,13 @@ extension Session {
         parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
             try encoder.encode(parameters, into: draft)
         }
-        return DataStreamRequest(session: self, draft: draft)
+        return DataStreamRequest(session: self, draft: draft).intercepted(by: interceptor)
     }
 
     /// Creates a streaming request from a `URLRequest` or your own router.
@@ -74,12 +78,16 @@ extension Session {
     ///
     /// - Parameters:
     ///   - convertible: The request.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func streamRequest(
         _ convertible: any URLRequestConvertible,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
-        DataStreamRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier))
+        DataStreamRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier)).intercepted(
+            by: interceptor
+        )
     }
 }

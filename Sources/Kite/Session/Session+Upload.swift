@@ -16,6 +16,7 @@ extension Session {
     ///   - convertible: The URL.
     ///   - method: The method; `POST` by default.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload(
@@ -23,10 +24,11 @@ extension Session {
         to convertible: any URLConvertible,
         method: HTTPRequest.Method = .post,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { $0 }
-        return UploadRequest(session: self, draft: draft, source: .data(data))
+        return UploadRequest(session: self, draft: draft, source: .data(data)).intercepted(by: interceptor)
     }
 
     /// Uploads the bytes of an async sequence (of `Data`, `[UInt8]` or any `DataProtocol`) as the
@@ -53,6 +55,7 @@ extension Session {
     ///   - convertible: The URL.
     ///   - method: The method; `POST` by default.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload<Stream: AsyncSequence & Sendable>(
@@ -61,10 +64,12 @@ extension Session {
         to convertible: any URLConvertible,
         method: HTTPRequest.Method = .post,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest where Stream.Element: DataProtocol {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { $0 }
         return UploadRequest(session: self, draft: draft, source: .stream(OneShotBody(stream, length: length)))
+            .intercepted(by: interceptor)
     }
 
     /// Uploads `data` with a whole request from a `URLRequest` or your own router; its `httpBody` is replaced.
@@ -78,14 +83,17 @@ extension Session {
     /// - Parameters:
     ///   - data: The body.
     ///   - convertible: The request.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload(
         _ data: Data,
         with convertible: any URLRequestConvertible,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         UploadRequest(session: self, draft: Self.makeDraft(convertible, modifier: requestModifier), source: .data(data))
+            .intercepted(by: interceptor)
     }
 
     /// Uploads a file as the request body, read in chunks as the engine pulls it (constant memory),
@@ -107,6 +115,7 @@ extension Session {
     ///   - convertible: The URL.
     ///   - method: The method; `POST` by default.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload(
@@ -114,10 +123,11 @@ extension Session {
         to convertible: any URLConvertible,
         method: HTTPRequest.Method = .post,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { $0 }
-        return UploadRequest(session: self, draft: draft, source: .file(fileURL))
+        return UploadRequest(session: self, draft: draft, source: .file(fileURL)).intercepted(by: interceptor)
     }
 
     /// Uploads a multipart form, streamed from its parts' sources with an exact `Content-Length` and
@@ -144,6 +154,7 @@ extension Session {
     ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
     ///   - method: The method; `POST` by default.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload(
@@ -152,6 +163,7 @@ extension Session {
         usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
         method: HTTPRequest.Method = .post,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
@@ -162,6 +174,7 @@ extension Session {
             return draft
         }
         return UploadRequest(session: self, draft: draft, source: .multipart(multipartFormData, threshold: threshold))
+            .intercepted(by: interceptor)
     }
 
     /// Uploads a multipart form built by `builder`, as `upload(multipartFormData:to:)` does.
@@ -183,6 +196,7 @@ extension Session {
     ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
     ///   - method: The method; `POST` by default.
     ///   - headers: Header fields.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
     ///   - requestModifier: A closure that can change the draft last.
     /// - Returns: The request.
     public func upload(
@@ -191,6 +205,7 @@ extension Session {
         usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
         method: HTTPRequest.Method = .post,
         headers: HTTPFields? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         var form = MultipartFormData()
@@ -201,6 +216,7 @@ extension Session {
             usingThreshold: threshold,
             method: method,
             headers: headers,
+            interceptor: interceptor,
             requestModifier: requestModifier
         )
     }

@@ -35,6 +35,12 @@ public final class Session: Sendable {
     /// Where handlers attached to finished requests serialize their responses.
     let serializationQueue: DispatchQueue
 
+    /// Adapts and retries every request of the session, before a request's own interceptor.
+    public let interceptor: (any RequestInterceptor)?
+
+    /// Decides about redirects for requests without their own handler; `nil` follows them by Kite's rules.
+    public let redirectHandler: (any RedirectHandler)?
+
     let transport: any Transport
     let logger: Logger
 
@@ -55,16 +61,23 @@ public final class Session: Sendable {
     ///   - configuration: Timeouts, default headers, redirects, decompression.
     ///   - callbackQueue: The default queue for completion handlers; `nil` makes a serial queue.
     ///   - logger: Where the session logs (swift-log); by default nothing is logged.
+    ///   - interceptor: Adapts and retries every request (a ``RetryPolicy``, an ``AuthenticationInterceptor``,
+    ///     an ``Interceptor`` of several); a request's own interceptor runs after it.
+    ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
     public convenience init(
         configuration: Configuration = .default,
         callbackQueue: DispatchQueue? = nil,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
+        redirectHandler: (any RedirectHandler)? = nil
     ) {
         self.init(
             configuration: configuration,
             transport: AHCTransport(configuration: configuration, canShutDown: true),
             callbackQueue: callbackQueue,
-            logger: logger
+            logger: logger,
+            interceptor: interceptor,
+            redirectHandler: redirectHandler
         )
     }
 
@@ -72,9 +85,13 @@ public final class Session: Sendable {
         configuration: Configuration,
         transport: any Transport,
         callbackQueue: DispatchQueue? = nil,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
+        redirectHandler: (any RedirectHandler)? = nil
     ) {
         self.configuration = configuration
+        self.interceptor = interceptor
+        self.redirectHandler = redirectHandler
         self.transport = transport
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")

@@ -3,7 +3,7 @@ import Testing
 @testable import Kite
 
 /// The lifecycle as a plain value: waiters are Ints, handlers Strings, outcomes Strings.
-typealias Machine = RequestStateMachine<Int, String, String>
+typealias Machine = RequestStateMachine<Int, String, String, String>
 
 @Suite struct RequestStateMachineTests {
     @Test func firstResumeStartsThePipelineOnce() {
@@ -105,7 +105,12 @@ typealias Machine = RequestStateMachine<Int, String, String>
     @Test func cancelBeforeStartDeliversTheCancelledOutcomeWithoutAPipeline() {
         var machine = Machine()
         _ = machine.addHandler("a", startImmediately: false)
-        guard case .deliver(let handlers, let outcome) = machine.cancel(outcomeIfNotStarted: { "cancelled" }) else {
+        guard
+            case .deliver(let handlers, let outcome) = machine.cancel(
+                with: Self.cancelled,
+                outcomeIfNotStarted: { "cancelled" }
+            )
+        else {
             Issue.record("cancel before start must deliver at once")
             return
         }
@@ -126,7 +131,12 @@ typealias Machine = RequestStateMachine<Int, String, String>
         #expect(result7)
         let result8 = machine.waitIfSuspended(3)
         #expect(result8 == .parked)
-        guard case .cancelPipeline(let waiters) = machine.cancel(outcomeIfNotStarted: { "unused" }) else {
+        guard
+            case .cancelPipeline(let waiters, _) = machine.cancel(
+                with: Self.cancelled,
+                outcomeIfNotStarted: { "unused" }
+            )
+        else {
             Issue.record("cancel of a running request must stop the pipeline")
             return
         }
@@ -145,7 +155,7 @@ typealias Machine = RequestStateMachine<Int, String, String>
         var machine = Machine()
         _ = machine.resume()
         if final == .cancelled {
-            _ = machine.cancel(outcomeIfNotStarted: { "" })
+            _ = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
             _ = machine.finish(with: "x")
         } else {
             _ = machine.finish(with: "x")
@@ -156,7 +166,7 @@ typealias Machine = RequestStateMachine<Int, String, String>
         }
         let result11 = machine.suspend()
         #expect(!result11)
-        guard case .none = machine.cancel(outcomeIfNotStarted: { "" }) else {
+        guard case .none = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" }) else {
             Issue.record("cancel of a final request must do nothing")
             return
         }
@@ -173,15 +183,75 @@ typealias Machine = RequestStateMachine<Int, String, String>
         #expect(machine.outcome == "ok+validated")
     }
 
-    @Test func takeWaitersEmptiesTheParkingWithoutChangingState() {
+    static let cancelled = KiteError(code: .cancelled, message: "cancelled")
+    static let timeout = KiteError(code: .timedOut, message: "total", timeout: .total)
+
+    @Test func abortWakesWaitersOnceAndTheFirstReasonWins() {
         var machine = Machine()
         _ = machine.resume()
         _ = machine.suspend()
         _ = machine.waitIfSuspended(1)
-        let result12 = machine.takeWaiters()
-        #expect(result12 == [1])
-        #expect(machine.state == .suspended)
-        let result13 = machine.takeWaiters()
-        #expect(result13.isEmpty)
+        let first = machine.abort(with: Self.timeout)
+        #expect(first?.waiters == [1])
+        #expect(machine.state == .suspended, "an abort is not a cancel: the state stays")
+        #expect(machine.abortError?.code == .timedOut)
+        let second = machine.abort(with: Self.cancelled)
+        #expect(second == nil, "the first reason wins")
+        guard case .cancelPipeline(let waiters, _) = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
+        else {
+            Issue.record("cancel of a running request must stop the pipeline")
+            return
+        }
+        #expect(waiters.isEmpty)
+        #expect(machine.abortError?.code == .timedOut, "cancel does not replace an earlier abort")
+        #expect(machine.checkpoint == .cancelled)
+    }
+
+    @Test func anAbortBeforeThePipelineTaskExistsCancelsItWhenItArrives() {
+        var machine = Machine()
+        _ = machine.resume()
+        #expect(machine.checkpoint == .proceed)
+        _ = machine.abort(with: Self.timeout)
+        let cancelNow = machine.pipelineStarted(Task {})
+        #expect(cancelNow)
+        #expect(machine.pipelineTask != nil)
+        _ = machine.finish(with: "x")
+        #expect(machine.pipelineTask == nil, "a finished request lets its task go")
+    }
+
+    @Test func validatorsRunOncePerAttemptAndAgainAfterARetry() {
+        var machine = Machine()
+        _ = machine.resume()
+        let stored = machine.addValidator("status")
+        #expect(stored == nil)
+        let first = Array(machine.takePendingValidators())
+        #expect(first == ["status"])
+        let again = machine.takePendingValidators()
+        #expect(again.isEmpty, "a validator runs once per attempt")
+        _ = machine.addValidator("type")
+        let added = Array(machine.takePendingValidators())
+        #expect(added == ["type"], "one added later runs at delivery")
+        let retried = machine.startRetry()
+        #expect(retried)
+        #expect(machine.retryCount == 1)
+        let rerun = Array(machine.takePendingValidators())
+        #expect(rerun == ["status", "type"], "a retry checks its new response")
+        _ = machine.finish(with: "done")
+        let late = machine.addValidator("late")
+        #expect(late == "done", "a validator added after the end checks the outcome")
+    }
+
+    @Test func noRetryStartsOnceTheRequestIsStopping() {
+        var machine = Machine()
+        _ = machine.resume()
+        _ = machine.abort(with: Self.timeout)
+        let retried = machine.startRetry()
+        #expect(!retried)
+        #expect(machine.retryCount == 0)
+        var cancelled = Machine()
+        _ = cancelled.resume()
+        _ = cancelled.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
+        let retriedCancelled = cancelled.startRetry()
+        #expect(!retriedCancelled)
     }
 }

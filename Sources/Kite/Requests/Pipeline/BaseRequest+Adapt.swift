@@ -1,0 +1,28 @@
+import Foundation
+import HTTPTypes
+
+extension BaseRequest {
+    /// Adapt: the session's interceptor, then the request's, change the head before each attempt. What an
+    /// adapter throws ends the attempt with `requestAdaptationFailed` carrying it (retriers are asked next).
+    func adapt(_ head: HTTPRequest, run: PipelineRun) async throws(KiteError) -> HTTPRequest {
+        if run.interceptors.isEmpty { return head }
+        let state = RequestAdapterState(request: self)
+        var adapted = head
+        do {
+            if let session = run.interceptors.session {
+                adapted = try await session.adapt(adapted, using: state)
+            }
+            if let request = run.interceptors.request {
+                adapted = try await request.adapt(adapted, using: state)
+            }
+        } catch {
+            throw KiteError(
+                code: .requestAdaptationFailed,
+                message: "the request adapter failed: \(error)",
+                underlyingError: error
+            )
+        }
+        try await self.checkpoint()
+        return adapted
+    }
+}

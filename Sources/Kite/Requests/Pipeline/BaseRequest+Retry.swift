@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+
+/// What the retry stage decided about a failed attempt.
+enum RetryDecision {
+    /// Go back to adapt: the state machine has counted the retry.
+    case retry
+    /// The request ends with this error.
+    case fail(KiteError)
+}
+
+extension BaseRequest {
+    /// Retry decision: asks the session's retrier, then the request's, about a failed attempt. Never for
+    /// a cancelled or stopped request, nor for a body that cannot be sent twice (a caller's one-shot stream)
+    /// or a response already handed out (a stream request that delivered bytes).
+    func retryDecision(
+        for error: KiteError,
+        body: TransportRequestBody?,
+        outcome: RequestOutcome,
+        run: PipelineRun
+    ) async -> RetryDecision {
+        if error.code == .cancelled || self.abortError != nil { return .fail(error) }
+        if let body, !body.isReplayable { return .fail(error) }
+        if !self.canRetry { return .fail(error) }
+        self.storage.withLockedValue { $0.lastResponse = outcome.response }
+
+        var result = RetryResult.doNotRetry
+        if let session = run.interceptors.session {
+            result = await session.retry(self, for: self.session, dueTo: error)
+        }
+        if case .doNotRetry = result, let request = run.interceptors.request {
+            result = await request.retry(self, for: self.session, dueTo: error)
+        }
+        switch result {
+        case .doNotRetry:
+            return .fail(error)
+        case .doNotRetryWithError(let retrierError):
+            return .fail(KiteError.retryFailed(retrierError, retrying: error))
+        case .retry:
+            break
+        case .retryWithDelay(let delay):
+            if delay > .zero {
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    // Cancelled or timed out while waiting: that reason ends the request.
+                    return .fail(self.abortError ?? self.cancellationError)
+                }
+            }
+        }
+        do {
+            try await self.checkpoint()
+        } catch {
+            return .fail(error)
+        }
+        guard self.storage.withLockedValue({ $0.machine.startRetry() }) else {
+            return .fail(self.abortError ?? self.cancellationError)
+        }
+        await self.prepareForRetry()
+        return .retry
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+extension BaseRequest {
+    /// Validate: runs the validators not yet run on this attempt's response, so retriers see a validation
+    /// failure. Validators added while the request runs are checked when it is delivered.
+    func validate(_ outcome: inout RequestOutcome) {
+        guard outcome.error == nil, outcome.response != nil else { return }
+        let pending = self.storage.withLockedValue { $0.machine.takePendingValidators() }
+        for validator in pending {
+            if let error = validator(outcome) {
+                outcome.error = error.naming(self.summary).carrying(outcome.response)
+                return
+            }
+        }
+    }
+}

@@ -86,6 +86,21 @@ struct TourCommand: AsyncParsableCommand {
             "the early answer to the upload was not reported"
         )
 
+        let policy = RetryPolicy(exponentialBackoffScale: 0.05)
+        let flaky = session.request("\(base)/flaky/tour-\(UUID().uuidString)?failures=2", interceptor: policy)
+        let flakyResponse = await Self.show("8. A flaky endpoint (two 503s, then 200), retried by RetryPolicy", flaky) {
+            await flaky.validate().serializingData().response
+        }
+        print("   succeeded after \(flaky.retryCount) retries\n")
+        check(flakyResponse.response?.status.code == 200 && flaky.retryCount == 2, "the retries did not happen")
+
+        let digest = session.request("\(base)/digest-auth/auth/kite/s3cret/SHA-256")
+            .authenticate(username: "kite", password: "s3cret")
+        let digestResponse = await Self.show("9. A Digest (SHA-256) challenge, answered", digest) {
+            await digest.validate().serializingData().response
+        }
+        check(digestResponse.response?.status.code == 200, "the Digest challenge was not answered")
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

@@ -98,8 +98,8 @@ extension RequestDraft {
         }
         var fields = self.headerFields
         if let user = url.user(percentEncoded: false), fields[.authorization] == nil {
-            let credentials = "\(user):\(url.password(percentEncoded: false) ?? "")"
-            fields[.authorization] = "Basic \(Data(credentials.utf8).base64EncodedString())"
+            fields[.authorization] = Credential(user: user, password: url.password(percentEncoded: false) ?? "")
+                .basicAuthorization()
         }
         return HTTPRequest(method: self.method, scheme: scheme, authority: authority, path: path, headerFields: fields)
     }

@@ -254,4 +254,21 @@ typealias Machine = RequestStateMachine<Int, String, String, String>
         let retriedCancelled = cancelled.startRetry()
         #expect(!retriedCancelled)
     }
+
+    @Test func aRetryGoesBackToAdaptAndEveryOtherMoveGoesForward() {
+        var machine = Machine()
+        _ = machine.resume()
+        #expect(machine.stage == .build)
+        for stage in [Machine.Stage.adapt, .send, .receive, .validate, .retryDecision] {
+            machine.enter(stage)
+            #expect(machine.stage == stage)
+        }
+        let retried = machine.startRetry()
+        #expect(retried)
+        #expect(machine.stage == .adapt, "a retry goes back to adapt")
+        machine.enter(.retryDecision)
+        machine.enter(.deliver)
+        machine.enter(.deliver)
+        #expect(machine.stage == .deliver)
+    }
 }

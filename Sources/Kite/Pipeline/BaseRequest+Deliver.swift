@@ -9,6 +9,7 @@ extension BaseRequest {
         while true {
             let (pending, handlers) = self.storage.withLockedValue {
                 storage -> (SmallList<StoredValidator>, SmallList<StoredHandler>?) in
+                storage.machine.enter(.deliver)
                 let pending = storage.machine.takePendingValidators()
                 if !pending.isEmpty { return (pending, nil) }
                 if storage.machine.state == .cancelled, outcome.error == nil {

@@ -61,7 +61,10 @@ extension BaseRequest {
                 try await self.checkpoint()
                 let adapted = try await self.adapt(head, run: run)
                 outcome.request = adapted
-                self.storage.withLockedValue { $0.sentRequest = adapted }
+                self.storage.withLockedValue { storage in
+                    storage.sentRequest = adapted
+                    storage.machine.enter(.send)
+                }
                 body = try self.makeRequestBody(for: draft).map(self.observingUpload)
                 let (response, finalHead) = try await self.send(adapted, body: body, run: &run)
                 try await self.receive(response, for: finalHead, draft: draft, into: &outcome, run: &run)

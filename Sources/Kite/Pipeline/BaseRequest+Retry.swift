@@ -22,7 +22,10 @@ extension BaseRequest {
         if error.code == .cancelled || self.abortError != nil { return .fail(error) }
         if let body, !body.isReplayable { return .fail(error) }
         if !self.canRetry { return .fail(error) }
-        self.storage.withLockedValue { $0.lastResponse = outcome.response }
+        self.storage.withLockedValue { storage in
+            storage.lastResponse = outcome.response
+            storage.machine.enter(.retryDecision)
+        }
 
         var result = RetryResult.doNotRetry
         if let session = run.interceptors.session {

@@ -5,7 +5,10 @@ extension BaseRequest {
     /// failure. Validators added while the request runs are checked when it is delivered.
     func validate(_ outcome: inout RequestOutcome) {
         guard outcome.error == nil, outcome.response != nil else { return }
-        let pending = self.storage.withLockedValue { $0.machine.takePendingValidators() }
+        let pending = self.storage.withLockedValue { storage in
+            storage.machine.enter(.validate)
+            return storage.machine.takePendingValidators()
+        }
         for validator in pending {
             if let error = validator(outcome) {
                 outcome.error = error.naming(self.summary).carrying(outcome.response)

@@ -13,6 +13,7 @@ extension BaseRequest {
     ) async throws(KiteError) {
         var response = transportResponse
         run.firstByte = run.clock.now
+        self.storage.withLockedValue { $0.machine.enter(.receive) }
         outcome.response = response.head
         if case .enabled(let maximumRatio, let ratioCheckedAfter) = self.session.configuration.decompression,
             let format = BodyDecoder.format(of: response.head, method: finalHead.method)

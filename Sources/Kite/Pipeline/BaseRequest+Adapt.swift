@@ -6,6 +6,7 @@ extension BaseRequest {
     /// adapter throws ends the attempt with `requestAdaptationFailed` carrying it (retriers are asked next).
     func adapt(_ head: HTTPRequest, run: PipelineRun) async throws(KiteError) -> HTTPRequest {
         if run.interceptors.isEmpty { return head }
+        self.storage.withLockedValue { $0.machine.enter(.adapt) }
         let state = RequestAdapterState(request: self)
         var adapted = head
         do {

@@ -8,7 +8,16 @@
 /// parks while suspended, `Handler` a response handler, `Validator` a response check, `Outcome` the
 /// request's final result.
 struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
+    /// The pipeline's stages, in the order an attempt goes through them.
+    enum Stage: Int, Comparable, Sendable {
+        case build, adapt, send, receive, validate, retryDecision, deliver
+
+        static func < (lhs: Stage, rhs: Stage) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
     private(set) var state: RequestState = .initialized
+    /// Where the pipeline is; a retry goes back to ``Stage/adapt``.
+    private(set) var stage = Stage.build
     private(set) var pipelineStarted = false
     private(set) var outcome: Outcome?
     private var waiters: [Waiter] = []
@@ -178,12 +187,19 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
         }
     }
 
-    /// Starts the next attempt: counts the retry and forgets which validators ran. Returns `false`
-    /// when the request is being stopped, so there is no next attempt.
+    /// Moves the pipeline to `stage`: forward within an attempt; back to adapt only through ``startRetry()``.
+    mutating func enter(_ stage: Stage) {
+        assert(stage >= self.stage, "the pipeline went back from \(self.stage) to \(stage) without a retry")
+        self.stage = stage
+    }
+
+    /// Starts the next attempt: counts the retry, forgets which validators ran and goes back to adapt.
+    /// Returns `false` when the request is being stopped, so there is no next attempt.
     mutating func startRetry() -> Bool {
         guard self.abortError == nil, self.state == .resumed || self.state == .suspended else { return false }
         self.retryCount += 1
         self.evaluatedValidators = 0
+        self.stage = .adapt
         return true
     }
 
@@ -195,7 +211,8 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
         return nil
     }
 
-    /// The validators that have not yet run on the current attempt, marked as run.
+    /// The validators that have not yet run on the current attempt, marked as run (in the validate or
+    /// deliver stage).
     mutating func takePendingValidators() -> SmallList<Validator> {
         guard self.evaluatedValidators < self.validators.count else { return SmallList() }
         let pending = self.validators.suffix(from: self.evaluatedValidators)

@@ -22,28 +22,58 @@ import HTTPTypes
 /// Two errors are equal when their codes are equal.
 public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What kind of failure this is.
-    public let code: Code
+    public var code: Code { self.storage.code }
 
     /// The facts of the failure, without the request, such as `response status 404 is not in 200..<300`.
-    public let message: String
+    public var message: String { self.storage.message }
 
     /// The request that failed, as method and URL without credentials, when one was known.
-    public let request: RequestSummary?
+    public var request: RequestSummary? { self.storage.request }
 
     /// The response head, when the server answered before the failure.
-    public let response: HTTPResponse?
+    public var response: HTTPResponse? { self.storage.response }
 
     /// Which timeout expired, for ``Code-swift.struct/timedOut`` errors.
-    public let timeout: TimeoutKind?
+    public var timeout: TimeoutKind? { self.storage.timeout }
 
     /// The error that caused this one, such as a `DecodingError` or the engine's error.
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { self.storage.underlyingError }
 
     /// For `requestRetryFailed`: the attempt's error that the retrier was asked about.
-    public var retriedError: KiteError? { self.retried?.error }
+    public var retriedError: KiteError? { self.storage.retried }
 
-    /// Boxed so the common error stays small.
-    private let retried: RetriedError?
+    /// One reference, so the error is one word wherever it is held. Every `throws(KiteError)` call reserves
+    /// room for the error in its caller's async frame, and larger frames make the task allocator take more
+    /// slabs from malloc on every request; an error pays its one allocation only when it happens.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let code: Code
+        let message: String
+        let request: RequestSummary?
+        let response: HTTPResponse?
+        let timeout: TimeoutKind?
+        let underlyingError: (any Error)?
+        let retried: KiteError?
+
+        init(
+            code: Code,
+            message: String,
+            request: RequestSummary?,
+            response: HTTPResponse?,
+            timeout: TimeoutKind?,
+            underlyingError: (any Error)?,
+            retried: KiteError?
+        ) {
+            self.code = code
+            self.message = message
+            self.request = request
+            self.response = response
+            self.timeout = timeout
+            self.underlyingError = underlyingError
+            self.retried = retried
+        }
+    }
 
     /// Creates an error.
     ///
@@ -80,15 +110,17 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
         response: HTTPResponse?,
         timeout: TimeoutKind?,
         underlyingError: (any Error)?,
-        retried: RetriedError?
+        retried: KiteError?
     ) {
-        self.code = code
-        self.message = message
-        self.request = request
-        self.response = response
-        self.timeout = timeout
-        self.underlyingError = underlyingError
-        self.retried = retried
+        self.storage = Storage(
+            code: code,
+            message: message,
+            request: request,
+            response: response,
+            timeout: timeout,
+            underlyingError: underlyingError,
+            retried: retried
+        )
     }
 
     /// A `requestRetryFailed` error: the retrier's `error` about the attempt's `retried` error.
@@ -100,7 +132,7 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             response: retried.response,
             timeout: nil,
             underlyingError: error,
-            retried: RetriedError(error: retried)
+            retried: retried
         )
     }
 
@@ -139,7 +171,7 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             response: self.response,
             timeout: self.timeout,
             underlyingError: self.underlyingError,
-            retried: self.retried
+            retried: self.retriedError
         )
     }
 
@@ -153,17 +185,8 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             response: response,
             timeout: self.timeout,
             underlyingError: self.underlyingError,
-            retried: self.retried
+            retried: self.retriedError
         )
-    }
-}
-
-/// The attempt's error inside a `requestRetryFailed` error (a class: a struct cannot hold itself).
-private final class RetriedError: Sendable {
-    let error: KiteError
-
-    init(error: KiteError) {
-        self.error = error
     }
 }
 

@@ -5,15 +5,15 @@ extension BaseRequest {
     /// Adapt: the session's interceptor, then the request's, change the head before each attempt. What an
     /// adapter throws ends the attempt with `requestAdaptationFailed` carrying it (retriers are asked next).
     func adapt(_ head: HTTPRequest, run: PipelineRun) async throws(KiteError) -> HTTPRequest {
-        if run.interceptors.isEmpty { return head }
+        guard let extensions = run.extensions, extensions.hasInterceptors else { return head }
         self.storage.withLockedValue { $0.machine.enter(.adapt) }
         let state = RequestAdapterState(request: self)
         var adapted = head
         do {
-            if let session = run.interceptors.session {
+            if let session = extensions.sessionInterceptor {
                 adapted = try await session.adapt(adapted, using: state)
             }
-            if let request = run.interceptors.request {
+            if let request = extensions.requestInterceptor {
                 adapted = try await request.adapt(adapted, using: state)
             }
         } catch {

@@ -14,19 +14,23 @@ extension BaseRequest {
         let (interceptor, redirectHandler, credential) = self.storage.withLockedValue {
             ($0.interceptor, $0.redirectHandler, $0.credential)
         }
-        run.interceptors = Interceptors(session: self.session.interceptor, request: interceptor)
-        run.redirectHandler = redirectHandler ?? self.session.redirectHandler
-        run.credential = credential
+        run.extensions = PipelineExtensions.make(
+            sessionInterceptor: self.session.interceptor,
+            requestInterceptor: interceptor,
+            redirectHandler: redirectHandler ?? self.session.redirectHandler,
+            credential: credential
+        )
         if let total = draft.timeout ?? self.session.configuration.timeouts.total {
             run.deadline = run.start + total
-            let error = self.totalTimeoutError(total)
-            run.totalTimeoutError = error
-            run.totalTimer = self.startTotalTimer(total, error: error)
+            run.total = total
+            run.totalTimer = self.startTotalTimer(total)
         }
         return head
     }
 
-    private func totalTimeoutError(_ total: Duration) -> KiteError {
+    /// The error of an expired total timeout; the engine's deadline and Kite's timer race, and both
+    /// report this one.
+    func totalTimeoutError(_ total: Duration) -> KiteError {
         KiteError(
             code: .timedOut,
             message: "the total timeout (\(total.kiteDescription)) expired before the response was complete",
@@ -35,14 +39,16 @@ extension BaseRequest {
         )
     }
 
-    private func startTotalTimer(_ total: Duration, error: KiteError) -> Task<Void, Never> {
+    /// The error is made when the timer fires: most requests finish first and never need it.
+    private func startTotalTimer(_ total: Duration) -> Task<Void, Never> {
         Task { [weak self] in
             do {
                 try await Task.sleep(for: total)
             } catch {
                 return
             }
-            self?.abort(with: error)
+            guard let self else { return }
+            self.abort(with: self.totalTimeoutError(total))
         }
     }
 }

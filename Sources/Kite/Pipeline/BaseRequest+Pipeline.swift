@@ -12,33 +12,68 @@ struct PipelineRun {
     /// When the total timeout expires: it spans every attempt.
     var deadline: ContinuousClock.Instant?
     var totalTimer: Task<Void, Never>?
-    var totalTimeoutError: KiteError?
+    /// The total timeout, when there is one.
+    var total: Duration?
     /// When the latest attempt's response head arrived.
     var firstByte: ContinuousClock.Instant?
     /// Redirects followed, over all attempts.
     var redirectCount = 0
     /// The latest attempt's response body count.
     var counter = BodyCounter()
-    /// The session's and the request's interceptors, read once when the run starts.
-    var interceptors: Interceptors
-    /// The redirect handler in effect (the request's, else the session's), when there is one.
-    var redirectHandler: (any RedirectHandler)?
-    /// The credential that answers `401` challenges, when the request has one.
-    var credential: Credential?
+    /// The interceptors, redirect handler and credential in effect, read once when the run starts; `nil`
+    /// when there are none.
+    var extensions: PipelineExtensions?
 
     init(start: ContinuousClock.Instant) {
         self.start = start
-        self.interceptors = Interceptors()
     }
 }
 
-/// The session's interceptor and the request's own, in that order; both optional, so a request without
-/// interceptors pays nothing for them.
-struct Interceptors {
-    var session: (any RequestInterceptor)?
-    var request: (any RequestInterceptor)?
+/// What the session and the request plug into the stages. A class, made only for a request that uses one:
+/// the pipeline's async frames stay small, and a plain request allocates nothing for it (the task allocator
+/// takes a new slab from malloc when the frames outgrow the first).
+final class PipelineExtensions {
+    /// The session's interceptor, then the request's own.
+    let sessionInterceptor: (any RequestInterceptor)?
+    let requestInterceptor: (any RequestInterceptor)?
+    /// The redirect handler in effect: the request's, else the session's.
+    let redirectHandler: (any RedirectHandler)?
+    /// The credential that answers `401` challenges.
+    let credential: Credential?
+    /// The challenges answered in the current attempt.
+    var challenges: ChallengeAnswerer?
 
-    var isEmpty: Bool { self.session == nil && self.request == nil }
+    /// The extensions, or `nil` when there are none. (Not a failable initializer: a class's allocates
+    /// before it can fail.)
+    static func make(
+        sessionInterceptor: (any RequestInterceptor)?,
+        requestInterceptor: (any RequestInterceptor)?,
+        redirectHandler: (any RedirectHandler)?,
+        credential: Credential?
+    ) -> PipelineExtensions? {
+        guard sessionInterceptor != nil || requestInterceptor != nil || redirectHandler != nil || credential != nil
+        else { return nil }
+        return PipelineExtensions(
+            sessionInterceptor: sessionInterceptor,
+            requestInterceptor: requestInterceptor,
+            redirectHandler: redirectHandler,
+            credential: credential
+        )
+    }
+
+    private init(
+        sessionInterceptor: (any RequestInterceptor)?,
+        requestInterceptor: (any RequestInterceptor)?,
+        redirectHandler: (any RedirectHandler)?,
+        credential: Credential?
+    ) {
+        self.sessionInterceptor = sessionInterceptor
+        self.requestInterceptor = requestInterceptor
+        self.redirectHandler = redirectHandler
+        self.credential = credential
+    }
+
+    var hasInterceptors: Bool { self.sessionInterceptor != nil || self.requestInterceptor != nil }
 }
 
 extension BaseRequest {
@@ -56,8 +91,10 @@ extension BaseRequest {
         attempts: while true {
             var body: TransportRequestBody?
             do throws(KiteError) {
+                // The draft is not kept across a suspension: the async frames stay small.
                 let draft = try self.draftResult.get()
                 let head = try self.build(draft, run: &run)
+                body = try self.makeRequestBody(for: draft).map(self.observingUpload)
                 try await self.checkpoint()
                 let adapted = try await self.adapt(head, run: run)
                 outcome.request = adapted
@@ -65,21 +102,20 @@ extension BaseRequest {
                     storage.sentRequest = adapted
                     storage.machine.enter(.send)
                 }
-                body = try self.makeRequestBody(for: draft).map(self.observingUpload)
                 let (response, finalHead) = try await self.send(adapted, body: body, run: &run)
-                try await self.receive(response, for: finalHead, draft: draft, into: &outcome, run: &run)
+                let received = self.beginReceiving(response, for: finalHead, into: &outcome, run: &run)
+                try await self.receiveBody(received, into: &outcome, counter: &run.counter)
+                try self.endReceiving(run)
                 self.validate(&outcome)
             } catch {
                 outcome.error = self.failure(error, run: run).carrying(outcome.response)
             }
-            if let error = outcome.error, !run.interceptors.isEmpty {
-                switch await self.retryDecision(for: error, body: body, outcome: outcome, run: run) {
-                case .retry:
-                    outcome = RequestOutcome()
-                    continue attempts
-                case .fail(let error):
-                    outcome.error = error.naming(self.summary).carrying(outcome.response)
-                }
+            // Only a Bool crosses the suspension here: an error held across it would enlarge the async frame.
+            if outcome.error != nil, let extensions = run.extensions, extensions.hasInterceptors,
+                await self.retryDecision(body: body, outcome: &outcome, extensions: extensions)
+            {
+                outcome = RequestOutcome()
+                continue attempts
             }
             break
         }
@@ -88,9 +124,13 @@ extension BaseRequest {
         self.downloadReporter.finish()
 
         let end = run.clock.now
+        var latency: Duration?
+        if let firstByte = run.firstByte {
+            latency = run.start.duration(to: firstByte)
+        }
         outcome.metrics = ResponseMetrics(
             requestStartTime: run.startDate,
-            latency: run.firstByte.map { run.start.duration(to: $0) },
+            latency: latency,
             requestDuration: run.start.duration(to: end),
             serializationDuration: .zero,
             bytesSent: self.storage.withLockedValue { $0.bytesSent },
@@ -105,8 +145,8 @@ extension BaseRequest {
     /// read the same.
     private func failure(_ error: KiteError, run: PipelineRun) -> KiteError {
         var failure = self.abortError ?? error
-        if failure.timeout == .total, let totalTimeoutError = run.totalTimeoutError {
-            failure = totalTimeoutError
+        if failure.timeout == .total, let total = run.total {
+            failure = self.totalTimeoutError(total)
         }
         return failure.naming(self.summary)
     }

@@ -2,15 +2,18 @@ import Foundation
 import HTTPTypes
 
 extension BaseRequest {
-    /// Receive: decodes a compressed body, records the URL that answered and reads the body into the
-    /// outcome (each kind of request reads it its own way, in ``receiveBody(_:into:counter:)``).
-    func receive(
+    /// Receive, before the body: decodes a compressed body, records the URL that answered and sets up the
+    /// body count. Then ``receiveBody(_:into:counter:)`` reads the body (each kind of request its own way)
+    /// and ``endReceiving(_:)`` closes the stage.
+    ///
+    /// The stage's two halves are synchronous so the body is read one async call from the pipeline, as
+    /// shallow as before: a deeper async stack makes the task allocator take another slab from malloc.
+    func beginReceiving(
         _ transportResponse: TransportResponse,
         for finalHead: HTTPRequest,
-        draft: RequestDraft,
         into outcome: inout RequestOutcome,
         run: inout PipelineRun
-    ) async throws(KiteError) {
+    ) -> TransportResponse {
         var response = transportResponse
         run.firstByte = run.clock.now
         self.storage.withLockedValue { $0.machine.enter(.receive) }
@@ -27,21 +30,27 @@ extension BaseRequest {
         }
         // Without redirects the draft's URL answered (rebuilt only when it carries credentials,
         // a fragment or a base URL, which the request line does not).
-        let draftURL = draft.url
-        outcome.url =
-            run.redirectCount == 0 && draftURL.baseURL == nil && draftURL.user == nil && draftURL.fragment == nil
-            ? draftURL : Redirect.url(of: finalHead)
-
+        if run.redirectCount == 0, case .success(let draft) = self.draftResult, draft.url.baseURL == nil,
+            draft.url.user == nil, draft.url.fragment == nil
+        {
+            outcome.url = draft.url
+        } else {
+            outcome.url = Redirect.url(of: finalHead)
+        }
         run.counter = BodyCounter()
         run.counter.total = BodyCounter.expectedLength(of: response.head, method: finalHead.method)
         run.counter.limiters = self.downloadLimiters
-        try await self.receiveBody(response, into: &outcome, counter: &run.counter)
+        return response
+    }
+
+    /// Receive, after the body: the last progress report, and a stopped request is never delivered as complete.
+    func endReceiving(_ run: PipelineRun) throws(KiteError) {
         if self.downloadReporter.hasObservers {
             let done = run.counter.startOffset + run.counter.received
             self.downloadReporter.report(completed: done, total: max(done, run.counter.total ?? done))
         }
         if let abort = self.abortError {
-            // The engine may end a cancelled body quietly: never deliver it as complete.
+            // The engine may end a cancelled body quietly.
             throw abort
         }
     }

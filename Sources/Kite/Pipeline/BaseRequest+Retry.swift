@@ -1,23 +1,41 @@
 import Foundation
 import HTTPTypes
 
-/// What the retry stage decided about a failed attempt.
-enum RetryDecision {
-    /// Go back to adapt: the state machine has counted the retry.
-    case retry
-    /// The request ends with this error.
-    case fail(KiteError)
-}
-
 extension BaseRequest {
     /// Retry decision: asks the session's retrier, then the request's, about a failed attempt. Never for
     /// a cancelled or stopped request, nor for a body that cannot be sent twice (a caller's one-shot stream)
     /// or a response already handed out (a stream request that delivered bytes).
+    ///
+    /// - Returns: `true` to go back to adapt (the state machine has counted the retry); `false` when the
+    ///   request ends with `outcome.error`, which this stage may have replaced.
     func retryDecision(
+        body: TransportRequestBody?,
+        outcome: inout RequestOutcome,
+        extensions: PipelineExtensions
+    ) async -> Bool {
+        guard let error = outcome.error else { return false }
+        switch await self.decideRetry(for: error, body: body, outcome: outcome, extensions: extensions) {
+        case .retry:
+            return true
+        case .fail(let failure):
+            outcome.error = failure.naming(self.summary).carrying(outcome.response)
+            return false
+        }
+    }
+
+    /// What the retry stage decided about a failed attempt.
+    private enum RetryDecision {
+        /// Go back to adapt: the state machine has counted the retry.
+        case retry
+        /// The request ends with this error.
+        case fail(KiteError)
+    }
+
+    private func decideRetry(
         for error: KiteError,
         body: TransportRequestBody?,
         outcome: RequestOutcome,
-        run: PipelineRun
+        extensions: PipelineExtensions
     ) async -> RetryDecision {
         if error.code == .cancelled || self.abortError != nil { return .fail(error) }
         if let body, !body.isReplayable { return .fail(error) }
@@ -28,10 +46,10 @@ extension BaseRequest {
         }
 
         var result = RetryResult.doNotRetry
-        if let session = run.interceptors.session {
+        if let session = extensions.sessionInterceptor {
             result = await session.retry(self, for: self.session, dueTo: error)
         }
-        if case .doNotRetry = result, let request = run.interceptors.request {
+        if case .doNotRetry = result, let request = extensions.requestInterceptor {
             result = await request.retry(self, for: self.session, dueTo: error)
         }
         switch result {

@@ -11,86 +11,107 @@ extension BaseRequest {
         body: TransportRequestBody?,
         run: inout PipelineRun
     ) async throws(KiteError) -> (TransportResponse, HTTPRequest) {
-        let configuration = self.session.configuration
-        let maximum = configuration.maximumRedirects
-        var current = head
-        var currentBody = body
+        var hop = Hop(head: head, body: body)
         // The URLs requested so far, to detect cycles; made at the first redirect.
         var visited: Set<String> = []
-        var challenges = ChallengeAnswerer(credential: run.credential, origin: head)
+        if let extensions = run.extensions, let credential = extensions.credential {
+            extensions.challenges = ChallengeAnswerer(credential: credential, origin: head)
+        }
         while true {
             let response = try await self.session.transport.send(
-                TransportRequest(head: current, body: currentBody, deadline: run.deadline)
+                TransportRequest(head: hop.head, body: hop.body, deadline: run.deadline)
             )
-            if case .bytes(let buffer) = currentBody {
+            if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
-            if response.head.status.code == 401, challenges.isArmed {
-                if let authorization = try challenges.answer(response.head, to: current, body: currentBody) {
-                    try self.requireReplayable(
-                        currentBody,
-                        response: response.head,
-                        because: "the server asked for credentials (status 401), which needs the body again"
-                    )
-                    await Self.discard(response.body)
-                    current.headerFields[.authorization] = authorization
-                    continue
-                }
+            let code = response.head.status.code
+            let challenged = code == 401 && run.extensions?.challenges != nil
+            guard challenged || Redirect.statuses.contains(code) else { return (response, hop.head) }
+            // The rare paths live in their own function, so the common one keeps a small async frame.
+            guard let next = try await self.nextHop(after: response, from: hop, visited: &visited, run: &run) else {
+                return (response, hop.head)
             }
-            guard maximum > 0, let redirect = Redirect(following: response.head, to: current) else {
-                return (response, current)
-            }
-            try self.check(redirect, from: current, response: response.head, configuration: configuration)
-            var next = redirect.head
-            if let handler = run.redirectHandler {
-                guard let chosen = await handler.task(self, willBeRedirectedTo: next, for: response.head) else {
-                    return (response, current)
-                }
-                next = chosen
-                try await self.checkpoint()
-            }
-            if visited.isEmpty {
-                visited.insert(Redirect.url(of: head)?.absoluteString ?? "")
-            }
-            run.redirectCount += 1
-            if run.redirectCount > maximum {
-                throw KiteError(
-                    code: .tooManyRedirects,
-                    message: "the server redirected more than \(maximum) times",
-                    response: response.head
-                )
-            }
-            let target = Redirect.url(of: next)?.absoluteString ?? redirect.url.absoluteString
-            if !visited.insert(target).inserted {
-                throw KiteError(
-                    code: .tooManyRedirects,
-                    message: "the server's redirects form a cycle at \(RequestSummary(next).url)",
-                    response: response.head
-                )
-            }
-            if redirect.keepsBody {
-                try self.requireReplayable(
-                    currentBody,
-                    response: response.head,
-                    because:
-                        "the server redirected with status \(response.head.status.code), which needs the body again"
-                )
-            }
-            await Self.discard(response.body)
-            current = next
-            currentBody = redirect.keepsBody ? currentBody : nil
+            hop = next
         }
+    }
+
+    /// A request head and body as sent in one exchange.
+    struct Hop {
+        var head: HTTPRequest
+        var body: TransportRequestBody?
+    }
+
+    /// What to send after a `401` or a redirect: the challenge answered, or the redirect Kite's rules and the
+    /// redirect handler agree on; `nil` when `response` is the result.
+    private func nextHop(
+        after response: TransportResponse,
+        from hop: Hop,
+        visited: inout Set<String>,
+        run: inout PipelineRun
+    ) async throws(KiteError) -> Hop? {
+        let extensions = run.extensions
+        if response.head.status.code == 401, let extensions {
+            guard let authorization = try extensions.challenges?.answer(response.head, to: hop.head, body: hop.body)
+            else { return nil }
+            try self.requireReplayable(
+                hop.body,
+                response: response.head,
+                because: "the server asked for credentials (status 401), which needs the body again"
+            )
+            await Self.discard(response.body)
+            var next = hop
+            next.head.headerFields[.authorization] = authorization
+            return next
+        }
+        let maximum = self.session.configuration.maximumRedirects
+        guard maximum > 0, let redirect = Redirect(following: response.head, to: hop.head) else { return nil }
+        try self.check(redirect, from: hop.head, response: response.head)
+        var next = redirect.head
+        if let handler = extensions?.redirectHandler {
+            guard let chosen = await handler.task(self, willBeRedirectedTo: next, for: response.head) else {
+                return nil
+            }
+            next = chosen
+            try await self.checkpoint()
+        }
+        if visited.isEmpty {
+            visited.insert(Redirect.url(of: hop.head)?.absoluteString ?? "")
+        }
+        run.redirectCount += 1
+        if run.redirectCount > maximum {
+            throw KiteError(
+                code: .tooManyRedirects,
+                message: "the server redirected more than \(maximum) times",
+                response: response.head
+            )
+        }
+        let target = Redirect.url(of: next)?.absoluteString ?? redirect.url.absoluteString
+        if !visited.insert(target).inserted {
+            throw KiteError(
+                code: .tooManyRedirects,
+                message: "the server's redirects form a cycle at \(RequestSummary(next).url)",
+                response: response.head
+            )
+        }
+        if redirect.keepsBody {
+            try self.requireReplayable(
+                hop.body,
+                response: response.head,
+                because: "the server redirected with status \(response.head.status.code), which needs the body again"
+            )
+        }
+        await Self.discard(response.body)
+        return Hop(head: next, body: redirect.keepsBody ? hop.body : nil)
     }
 
     /// Kite's rules a redirect must pass before the handler sees it.
     private func check(
         _ redirect: Redirect,
         from request: HTTPRequest,
-        response: HTTPResponse,
-        configuration: Session.Configuration
+        response: HTTPResponse
     ) throws(KiteError) {
         if request.scheme?.lowercased() == "https", redirect.head.scheme == "http",
-            !configuration.allowsInsecureRedirects
+            !self.session.configuration.allowsInsecureRedirects
         {
             throw KiteError(
                 code: .redirectRefused,

@@ -9,7 +9,7 @@ import Testing
         #expect(EngineErrorCase.name(of: .invalidHeaderFieldNames(["Bad Name"])) == "invalidHeaderFieldNames")
         #expect(EngineErrorCase.name(of: .invalidHeaderFieldValues(["a\r\nb"])) == "invalidHeaderFieldValues")
         #expect(EngineErrorCase.name(of: .readTimeout) == "readTimeout")
-        #expect(EngineErrorCase.name(of: .incompatibleHeaders) == "incompatibleHeaders")
+        #expect(EngineErrorCase.name(of: .remoteConnectionClosed) == "remoteConnectionClosed")
     }
 
     @Test func headerCasesBecomeInvalidHeaderAndOthersDoNot() {

@@ -6,17 +6,14 @@ import NIOCore
 /// (RFC 7617). Only for the origin of the request's own URL; one answer, plus one more for a Digest
 /// `stale=true`; a `401` after that ends the request with `authenticationFailed`.
 struct ChallengeAnswerer {
-    private let credential: Credential?
+    private let credential: Credential
     private let origin: String
     private var answers = 0
     private var answeredStale = false
 
-    /// Whether there is a credential to answer with.
-    var isArmed: Bool { self.credential != nil }
-
-    init(credential: Credential?, origin request: HTTPRequest) {
+    init(credential: Credential, origin request: HTTPRequest) {
         self.credential = credential
-        self.origin = credential == nil ? "" : Redirect.origin(of: request)
+        self.origin = Redirect.origin(of: request)
     }
 
     /// The `Authorization` value answering `response`, or `nil` when it is not answered (another origin, or
@@ -28,7 +25,8 @@ struct ChallengeAnswerer {
         to request: HTTPRequest,
         body: TransportRequestBody?
     ) throws(KiteError) -> String? {
-        guard let credential, Redirect.origin(of: request) == self.origin else { return nil }
+        let credential = self.credential
+        guard Redirect.origin(of: request) == self.origin else { return nil }
         let challenges = AuthenticationChallenge.parse(response.headerFields[values: .wwwAuthenticate])
         let digest = challenges.lazy.compactMap(DigestAuthorization.init(challenge:)).first
         if self.answers > 0 {

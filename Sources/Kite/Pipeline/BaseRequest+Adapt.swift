@@ -17,12 +17,15 @@ extension BaseRequest {
                 adapted = try await request.adapt(adapted, using: state)
             }
         } catch {
-            throw KiteError(
+            let failure = KiteError(
                 code: .requestAdaptationFailed,
                 message: "the request adapter failed: \(error)",
                 underlyingError: error
             )
+            self.session.eventMonitor?.request(self, didFailToAdaptRequest: head, withError: failure)
+            throw failure
         }
+        self.session.eventMonitor?.request(self, didAdaptInitialRequest: head, to: adapted)
         try await self.checkpoint()
         return adapted
     }

@@ -52,6 +52,7 @@ extension BaseRequest {
         if case .doNotRetry = result, let request = extensions.requestInterceptor {
             result = await request.retry(self, for: self.session, dueTo: error)
         }
+        self.session.eventMonitor?.request(self, didDecideRetry: result, dueTo: error)
         switch result {
         case .doNotRetry:
             return .fail(error)
@@ -78,6 +79,7 @@ extension BaseRequest {
             return .fail(self.abortError ?? self.cancellationError)
         }
         await self.prepareForRetry()
+        self.session.eventMonitor?.requestIsRetrying(self)
         return .retry
     }
 }

@@ -24,6 +24,7 @@ extension BaseRequest {
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
+            self.session.eventMonitor?.request(self, didReceiveResponse: response.head)
             let code = response.head.status.code
             let challenged = code == 401 && run.extensions?.challenges != nil
             guard challenged || Redirect.statuses.contains(code) else { return (response, hop.head) }
@@ -100,6 +101,7 @@ extension BaseRequest {
                 because: "the server redirected with status \(response.head.status.code), which needs the body again"
             )
         }
+        self.session.eventMonitor?.request(self, willFollowRedirectTo: next, for: response.head)
         await Self.discard(response.body)
         return Hop(head: next, body: redirect.keepsBody ? hop.body : nil)
     }

@@ -105,6 +105,7 @@ public class BaseRequest: @unchecked Sendable {
         case .failure(let error):
             self.summary = error.request ?? RequestSummary(methodName: "?", url: "?")
         }
+        session.eventMonitor?.requestDidCreate(self)
     }
 
     /// Where the request is in its life.
@@ -205,8 +206,10 @@ public class BaseRequest: @unchecked Sendable {
         let action = self.storage.withLockedValue { $0.machine.resume() }
         switch action {
         case .startPipeline:
+            self.session.eventMonitor?.requestDidResume(self)
             self.startPipeline()
         case .resumeWaiters(let waiters):
+            self.session.eventMonitor?.requestDidResume(self)
             for waiter in waiters { waiter.resume() }
         case .none:
             break
@@ -222,7 +225,9 @@ public class BaseRequest: @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func suspend() -> Self {
-        _ = self.storage.withLockedValue { $0.machine.suspend() }
+        if self.storage.withLockedValue({ $0.machine.suspend() }) {
+            self.session.eventMonitor?.requestDidSuspend(self)
+        }
         return self
     }
 
@@ -239,11 +244,16 @@ public class BaseRequest: @unchecked Sendable {
         let action = self.storage.withLockedValue { storage in
             storage.machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
         }
+        if case .none = action {
+        } else {
+            self.session.eventMonitor?.requestDidCancel(self)
+        }
         switch action {
         case .cancelPipeline(let waiters, let task):
             for waiter in waiters { waiter.resume(throwing: error) }
             task?.cancel()
         case .deliver(let handlers, let outcome):
+            self.session.eventMonitor?.requestDidFinish(self)
             for handler in handlers { handler(outcome) }
         case .none:
             break
@@ -267,6 +277,7 @@ public class BaseRequest: @unchecked Sendable {
         case .queued:
             break
         case .queuedAndStartPipeline:
+            self.session.eventMonitor?.requestDidResume(self)
             self.startPipeline()
         case .runNow(let handler, let outcome):
             self.session.serializationQueue.async { handler(outcome) }

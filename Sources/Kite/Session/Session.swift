@@ -41,6 +41,9 @@ public final class Session: Sendable {
     /// Decides about redirects for requests without their own handler; `nil` follows them by Kite's rules.
     public let redirectHandler: (any RedirectHandler)?
 
+    /// The session's event monitors as one, or `nil` when it has none (then no event is made).
+    let eventMonitor: CompositeEventMonitor?
+
     let transport: any Transport
     let logger: Logger
 
@@ -64,12 +67,14 @@ public final class Session: Sendable {
     ///   - interceptor: Adapts and retries every request (a ``RetryPolicy``, an ``AuthenticationInterceptor``,
     ///     an ``Interceptor`` of several); a request's own interceptor runs after it.
     ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
+    ///   - eventMonitors: Observe every request's lifecycle (``EventMonitor``).
     public convenience init(
         configuration: Configuration = .default,
         callbackQueue: DispatchQueue? = nil,
         logger: Logger? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        redirectHandler: (any RedirectHandler)? = nil
+        redirectHandler: (any RedirectHandler)? = nil,
+        eventMonitors: [any EventMonitor] = []
     ) {
         self.init(
             configuration: configuration,
@@ -77,7 +82,8 @@ public final class Session: Sendable {
             callbackQueue: callbackQueue,
             logger: logger,
             interceptor: interceptor,
-            redirectHandler: redirectHandler
+            redirectHandler: redirectHandler,
+            eventMonitors: eventMonitors
         )
     }
 
@@ -87,11 +93,13 @@ public final class Session: Sendable {
         callbackQueue: DispatchQueue? = nil,
         logger: Logger? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        redirectHandler: (any RedirectHandler)? = nil
+        redirectHandler: (any RedirectHandler)? = nil,
+        eventMonitors: [any EventMonitor] = []
     ) {
         self.configuration = configuration
         self.interceptor = interceptor
         self.redirectHandler = redirectHandler
+        self.eventMonitor = eventMonitors.isEmpty ? nil : CompositeEventMonitor(monitors: eventMonitors)
         self.transport = transport
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")

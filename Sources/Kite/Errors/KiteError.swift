@@ -92,7 +92,7 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
         timeout: TimeoutKind? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        self.init(
+        self.storage = Storage(
             code: code,
             message: message,
             request: request,
@@ -103,36 +103,22 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
         )
     }
 
-    private init(
-        code: Code,
-        message: String,
-        request: RequestSummary?,
-        response: HTTPResponse?,
-        timeout: TimeoutKind?,
-        underlyingError: (any Error)?,
-        retried: KiteError?
-    ) {
-        self.storage = Storage(
-            code: code,
-            message: message,
-            request: request,
-            response: response,
-            timeout: timeout,
-            underlyingError: underlyingError,
-            retried: retried
-        )
+    private init(storage: Storage) {
+        self.storage = storage
     }
 
     /// A `requestRetryFailed` error: the retrier's `error` about the attempt's `retried` error.
     static func retryFailed(_ error: any Error, retrying retried: KiteError) -> KiteError {
         KiteError(
-            code: .requestRetryFailed,
-            message: "the retrier refused to retry (\(error)) after: \(retried.message)",
-            request: retried.request,
-            response: retried.response,
-            timeout: nil,
-            underlyingError: error,
-            retried: retried
+            storage: Storage(
+                code: .requestRetryFailed,
+                message: "the retrier refused to retry (\(error)) after: \(retried.message)",
+                request: retried.request,
+                response: retried.response,
+                timeout: nil,
+                underlyingError: error,
+                retried: retried
+            )
         )
     }
 
@@ -164,28 +150,27 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
     /// A copy that names `request`, unless the error already names one.
     func naming(_ request: RequestSummary?) -> KiteError {
         guard self.request == nil, let request else { return self }
-        return KiteError(
-            code: self.code,
-            message: self.message,
-            request: request,
-            response: self.response,
-            timeout: self.timeout,
-            underlyingError: self.underlyingError,
-            retried: self.retriedError
-        )
+        return self.with(request: request, response: self.response)
     }
 
     /// A copy that carries `response`, unless the error already carries one.
     func carrying(_ response: HTTPResponse?) -> KiteError {
         guard self.response == nil, let response else { return self }
-        return KiteError(
-            code: self.code,
-            message: self.message,
-            request: self.request,
-            response: response,
-            timeout: self.timeout,
-            underlyingError: self.underlyingError,
-            retried: self.retriedError
+        return self.with(request: self.request, response: response)
+    }
+
+    /// A copy with `request` and `response`, everything else the same.
+    private func with(request: RequestSummary?, response: HTTPResponse?) -> KiteError {
+        KiteError(
+            storage: Storage(
+                code: self.code,
+                message: self.message,
+                request: request,
+                response: response,
+                timeout: self.timeout,
+                underlyingError: self.underlyingError,
+                retried: self.retriedError
+            )
         )
     }
 }

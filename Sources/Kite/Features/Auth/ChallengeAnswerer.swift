@@ -57,8 +57,9 @@ struct ChallengeAnswerer {
         request: HTTPRequest,
         body: TransportRequestBody?
     ) -> String {
+        // Only `qop=auth-int` hashes the body; `auth` (preferred when offered) needs no copy of it.
         var bytes: [UInt8] = []
-        if case .bytes(let buffer) = body {
+        if digest.qop == .authInt, case .bytes(let buffer) = body {
             bytes = Array(buffer.readableBytesView)
         }
         return digest.authorization(

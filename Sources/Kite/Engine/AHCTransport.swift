@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Tracing
 
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
@@ -44,6 +45,8 @@ final class AHCTransport: Transport {
         }
         // Kite follows redirects itself (to re-create bodies and strip credentials across origins).
         config.redirectConfiguration = .disallow
+        // Kite makes one span per request itself (over its retries and redirects) and propagates its context.
+        config.tracing.tracer = nil
         // Kite decodes bodies itself (BodyDecoder: multi-member gzip, limits on decoded bytes).
         config.decompression = .disabled
         // Fail fast on refused connections instead of retrying until the connect timeout.

@@ -8,6 +8,7 @@ extension BaseRequest {
     func build(_ draft: RequestDraft, run: inout PipelineRun) throws(KiteError) -> HTTPRequest {
         var head = try draft.makeHTTPRequest()
         head.headerFields = self.session.headerFields(for: head.headerFields)
+        self.session.telemetry?.inject(into: &head, for: self)
         guard !run.prepared else { return head }
         run.prepared = true
 

@@ -19,6 +19,7 @@ extension BaseRequest {
                 return ([], storage.machine.finish(with: outcome))
             }
             if let handlers {
+                self.session.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
                 self.session.eventMonitor?.requestDidFinish(self)
                 for handler in handlers { handler(outcome) }
                 return

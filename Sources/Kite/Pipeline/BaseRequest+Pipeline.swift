@@ -88,6 +88,7 @@ extension BaseRequest {
     func runPipeline() async {
         var run = PipelineRun(start: ContinuousClock.now)
         var outcome = RequestOutcome()
+        self.session.telemetry?.requestStarted(self)
         attempts: while true {
             var body: TransportRequestBody?
             do throws(KiteError) {

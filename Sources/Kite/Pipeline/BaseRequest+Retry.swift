@@ -80,6 +80,7 @@ extension BaseRequest {
         }
         await self.prepareForRetry()
         self.session.eventMonitor?.requestIsRetrying(self)
+        self.session.telemetry?.retrying(self, after: error, resendCount: self.retryCount)
         return .retry
     }
 }

@@ -102,6 +102,7 @@ extension BaseRequest {
             )
         }
         self.session.eventMonitor?.request(self, willFollowRedirectTo: next, for: response.head)
+        self.session.telemetry?.redirecting(self, to: next, status: Int(response.head.status.code))
         await Self.discard(response.body)
         return Hop(head: next, body: redirect.keepsBody ? hop.body : nil)
     }

@@ -163,7 +163,11 @@ extension BaseRequest {
             storage.bytesSent = sent
             return storage.progress.upload.hasObservers
         }
-        if observed {
+        if let monitor = self.session.eventMonitor {
+            if let progress = self.uploadReporter.report(completed: sent, total: total) {
+                monitor.request(self, didUpdateUploadProgress: progress)
+            }
+        } else if observed {
             self.uploadReporter.report(completed: sent, total: total)
         }
     }

@@ -41,7 +41,7 @@ extension BaseRequest {
             head: head,
             body: draft.body,
             timeout: draft.timeout ?? self.session.configuration.timeouts.total,
-            includingCredentials: includingCredentials
+            hiding: includingCredentials ? [] : CURLCommand.credentialFields
         )
     }
 }
@@ -49,7 +49,16 @@ extension BaseRequest {
 enum CURLCommand {
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
 
-    static func render(head: HTTPRequest, body: Data?, timeout: Duration?, includingCredentials: Bool) -> String {
+    /// The command for `head` and `body`; the values of `hidden` fields read `placeholder`, and a log's
+    /// command (`redactingURL`) hides secret-looking query values too.
+    static func render(
+        head: HTTPRequest,
+        body: Data?,
+        timeout: Duration?,
+        hiding hidden: Set<HTTPField.Name>,
+        placeholder: String = "***",
+        redactingURL: Bool = false
+    ) -> String {
         var arguments: [String] = []
         switch head.method {
         case .get:
@@ -67,7 +76,7 @@ enum CURLCommand {
             arguments.append("--max-time \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds))")
         }
         for field in head.headerFields {
-            let value = includingCredentials || !Self.credentialFields.contains(field.name) ? field.value : "***"
+            let value = hidden.contains(field.name) ? placeholder : field.value
             arguments.append("-H \(Self.quote("\(field.name.rawName): \(value)"))")
         }
         if let body, !body.isEmpty {
@@ -78,7 +87,7 @@ enum CURLCommand {
             }
         }
         let url = "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
-        arguments.append(Self.quote(url))
+        arguments.append(Self.quote(redactingURL ? Redaction.url(url) : url))
         return "$ curl " + arguments.joined(separator: " \\\n    ")
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
+import Tracing
 
 /// What every Kite request shares: identity, lifecycle, cancellation and its cURL form.
 ///
@@ -58,6 +59,8 @@ public class BaseRequest: @unchecked Sendable {
         var interceptor: (any RequestInterceptor)?
         var redirectHandler: (any RedirectHandler)?
         var credential: Credential?
+        /// The request's span, when the session traces.
+        var span: (any Tracing.Span)?
     }
 
     /// A unique identifier, the same every time it is read.
@@ -420,7 +423,14 @@ public class BaseRequest: @unchecked Sendable {
                 throw self.abortError ?? self.cancellationError
             }
         }
-        if self.downloadReporter.hasObservers {
+        if let monitor = self.session.eventMonitor {
+            if let progress = self.downloadReporter.report(
+                completed: counter.startOffset + counter.received,
+                total: counter.total
+            ) {
+                monitor.request(self, didUpdateDownloadProgress: progress)
+            }
+        } else if self.downloadReporter.hasObservers {
             self.downloadReporter.report(completed: counter.startOffset + counter.received, total: counter.total)
         }
         return chunk

@@ -92,7 +92,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
                 error: outcome.error
             )
         }
-        return DataResponse(
+        let response = DataResponse(
             request: outcome.request,
             response: outcome.response,
             url: outcome.url,
@@ -100,5 +100,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
             metrics: outcome.metrics?.withSerializationDuration(start.duration(to: clock.now)),
             result: result
         )
+        self.session.eventMonitor?.request(self, didParseResponse: response)
+        return response
     }
 }

@@ -194,7 +194,7 @@ extension DownloadRequest {
                 error: outcome.error
             )
         }
-        return DownloadResponse(
+        let response = DownloadResponse(
             request: outcome.request,
             response: outcome.response,
             url: outcome.url,
@@ -203,5 +203,7 @@ extension DownloadRequest {
             metrics: outcome.metrics?.withSerializationDuration(start.duration(to: clock.now)),
             result: result
         )
+        self.session.eventMonitor?.request(self, didParseResponse: response)
+        return response
     }
 }

@@ -56,6 +56,20 @@ extension Session {
         /// How long an unused connection stays open for reuse.
         public var connectionIdleTimeout = Duration.seconds(60)
 
+        /// Header fields whose values the session's logs, spans and logged cURL commands show as `REDACTED`:
+        /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and `X-Api-Key` to start with; add
+        /// your own (`configuration.redactedHeaderNames.insert(HTTPField.Name("X-Session")!)`).
+        public var redactedHeaderNames: Set<HTTPField.Name> = Redaction.defaultHeaderNames
+
+        /// Whether the session reports swift-metrics (request counter, duration timer, in-flight meter).
+        /// Off by default; see ``MetricsReporting``.
+        public var metrics = MetricsReporting.disabled
+
+        /// Whether the session traces its requests with swift-distributed-tracing. By default it uses the
+        /// bootstrapped tracer (`InstrumentationSystem.tracer`, read when the session is made), and traces
+        /// nothing when none is bootstrapped; see ``TracingOptions``.
+        public var tracing = TracingOptions.automatic
+
         /// The default configuration.
         public static var `default`: Configuration { Configuration() }
 

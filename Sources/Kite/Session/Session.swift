@@ -44,6 +44,9 @@ public final class Session: Sendable {
     /// The session's event monitors as one, or `nil` when it has none (then no event is made).
     let eventMonitor: CompositeEventMonitor?
 
+    /// The session's logging, metrics and tracing, or `nil` when it does none of them.
+    let telemetry: RequestTelemetry?
+
     let transport: any Transport
     let logger: Logger
 
@@ -63,7 +66,8 @@ public final class Session: Sendable {
     /// - Parameters:
     ///   - configuration: Timeouts, default headers, redirects, decompression.
     ///   - callbackQueue: The default queue for completion handlers; `nil` makes a serial queue.
-    ///   - logger: Where the session logs (swift-log); by default nothing is logged.
+    ///   - logger: Where the session logs (swift-log): one line per finished request at `.info`, with headers
+    ///     at `.debug` and the cURL command at `.trace`, sensitive values redacted; by default nothing is logged.
     ///   - interceptor: Adapts and retries every request (a ``RetryPolicy``, an ``AuthenticationInterceptor``,
     ///     an ``Interceptor`` of several); a request's own interceptor runs after it.
     ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
@@ -104,6 +108,7 @@ public final class Session: Sendable {
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
         self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.telemetry = RequestTelemetry.make(configuration: configuration, logger: self.logger)
         self.sentDefaultHeaders = Self.sentDefaultHeaders(for: configuration)
         self.uploadLimiter = configuration.maximumUploadRate.map { RateLimiter(bytesPerSecond: $0) }
         self.downloadLimiter = configuration.maximumDownloadRate.map { RateLimiter(bytesPerSecond: $0) }

@@ -18,8 +18,6 @@ import HTTPTypes
 /// }
 /// let session = Session(configuration: .default, eventMonitors: [Printer()])
 /// ```
-///
-/// Not yet delivered (issue 13): upload and download progress, and serialization results.
 public protocol EventMonitor: Sendable {
     /// Where the events are delivered; a serial queue keeps them in order.
     var queue: DispatchQueue { get }
@@ -44,8 +42,19 @@ public protocol EventMonitor: Sendable {
     func request(_ request: BaseRequest, didDecideRetry result: RetryResult, dueTo error: KiteError)
     /// The request is being sent again (``BaseRequest/retryCount`` has grown).
     func requestIsRetrying(_ request: BaseRequest)
+    /// Request body bytes went to the engine: the same steps ``BaseRequest/uploadProgress(queue:_:)`` reports.
+    func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress)
+    /// Response body bytes arrived: the same steps ``BaseRequest/downloadProgress(queue:_:)`` reports.
+    func request(_ request: BaseRequest, didUpdateDownloadProgress progress: TransferProgress)
     /// The request is over: ``BaseRequest/response``, ``BaseRequest/error`` and ``BaseRequest/metrics`` are set.
     func requestDidFinish(_ request: BaseRequest)
+    /// A response handler or `serializing…` task of a data request made its value (once per handler).
+    func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, KiteError>)
+    /// A response handler or `serializing…` task of a download made its value (once per handler).
+    func request<Value: Sendable>(
+        _ request: DownloadRequest,
+        didParseResponse response: DownloadResponse<Value, KiteError>
+    )
 }
 
 extension EventMonitor {
@@ -63,7 +72,17 @@ extension EventMonitor {
     public func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse) {}
     public func request(_ request: BaseRequest, didDecideRetry result: RetryResult, dueTo error: KiteError) {}
     public func requestIsRetrying(_ request: BaseRequest) {}
+    public func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress) {}
+    public func request(_ request: BaseRequest, didUpdateDownloadProgress progress: TransferProgress) {}
     public func requestDidFinish(_ request: BaseRequest) {}
+    public func request<Value: Sendable>(
+        _ request: DataRequest,
+        didParseResponse response: DataResponse<Value, KiteError>
+    ) {}
+    public func request<Value: Sendable>(
+        _ request: DownloadRequest,
+        didParseResponse response: DownloadResponse<Value, KiteError>
+    ) {}
 }
 
 /// Several monitors as one: each gets every event on its own queue.
@@ -110,5 +129,23 @@ public struct CompositeEventMonitor: EventMonitor {
         self.dispatch { $0.request(request, didDecideRetry: result, dueTo: error) }
     }
     public func requestIsRetrying(_ request: BaseRequest) { self.dispatch { $0.requestIsRetrying(request) } }
+    public func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress) {
+        self.dispatch { $0.request(request, didUpdateUploadProgress: progress) }
+    }
+    public func request(_ request: BaseRequest, didUpdateDownloadProgress progress: TransferProgress) {
+        self.dispatch { $0.request(request, didUpdateDownloadProgress: progress) }
+    }
     public func requestDidFinish(_ request: BaseRequest) { self.dispatch { $0.requestDidFinish(request) } }
+    public func request<Value: Sendable>(
+        _ request: DataRequest,
+        didParseResponse response: DataResponse<Value, KiteError>
+    ) {
+        self.dispatch { $0.request(request, didParseResponse: response) }
+    }
+    public func request<Value: Sendable>(
+        _ request: DownloadRequest,
+        didParseResponse response: DownloadResponse<Value, KiteError>
+    ) {
+        self.dispatch { $0.request(request, didParseResponse: response) }
+    }
 }

@@ -69,7 +69,10 @@ struct ProgressReporter {
         return stream
     }
 
-    func report(completed: Int64, total: Int64?) {
+    /// Reports a step to the observers; returns it when it was new (not a repeat, not backwards), for the
+    /// request's event monitors.
+    @discardableResult
+    func report(completed: Int64, total: Int64?) -> TransferProgress? {
         let progress = TransferProgress(completedBytes: completed, totalBytes: total)
         let targets = self.withState {
             state -> (
@@ -80,9 +83,10 @@ struct ProgressReporter {
             state.last = progress
             return (state.handlers, state.continuations)
         }
-        guard let (handlers, continuations) = targets else { return }
+        guard let (handlers, continuations) = targets else { return nil }
         for (queue, handler) in handlers { queue.async { handler(progress) } }
         for continuation in continuations { continuation.yield(progress) }
+        return progress
     }
 
     func finish() {

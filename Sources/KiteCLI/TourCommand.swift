@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Kite
 import KiteTestServer
+import Logging
 
 /// `kite tour`: starts the test server on a loopback port and walks through real requests.
 struct TourCommand: AsyncParsableCommand {
@@ -100,6 +101,25 @@ struct TourCommand: AsyncParsableCommand {
             await digest.validate().serializingData().response
         }
         check(digestResponse.response?.status.code == 200, "the Digest challenge was not answered")
+
+        // A session of its own that logs each request (secrets redacted) and reports its connections.
+        var logger = Logger(label: "tour") { StreamLogHandler.standardOutput(label: $0) }
+        logger.logLevel = .info
+        var observed = Session.Configuration()
+        observed.collectsConnectionMetrics = true
+        let observing = Session(configuration: observed, logger: logger)
+        let logged = observing.request("\(base)/get?q=kite&access_token=abc123")
+        let first = await Self.show("10. A logged request (swift-log, token redacted) and its connection", logged) {
+            await logged.validate().serializingData().response
+        }
+        let second = await observing.request("\(base)/get").validate().serializingData().response
+        print("   first:  \(first.metrics?.connection.map(String.init(describing:)) ?? "none")")
+        print("   second: \(second.metrics?.connection.map(String.init(describing:)) ?? "none")\n")
+        check(
+            first.metrics?.connection?.isReused == false && second.metrics?.connection?.isReused == true,
+            "the second request did not reuse the first one's connection"
+        )
+        try await observing.shutdown()
 
         try await server.shutdown()
         if surprises.isEmpty {

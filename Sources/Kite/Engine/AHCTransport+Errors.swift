@@ -220,6 +220,9 @@ extension Duration {
     var kiteDescription: String {
         let (seconds, attoseconds) = self.components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds == 0, attoseconds > 0 {
+            return "\(attoseconds / 1_000_000_000_000) µs"
+        }
         if milliseconds % 1000 == 0 {
             return "\(milliseconds / 1000) s"
         }

@@ -11,6 +11,8 @@ import Tracing
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
     private let client: HTTPClient
+    /// Tells requests which connection served them, when the session collects connection metrics.
+    private let probe: ConnectionProbe?
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
     /// The session's default header fields, and the same as NIO headers: most requests send exactly
@@ -35,14 +37,28 @@ final class AHCTransport: Transport {
         )
         // The idle-write timeout: AHC's own write timeout does not fire while the channel is
         // unwritable (see IdleWriteHandler), so Kite adds a handler to every HTTP/1 connection.
-        if let idleWrite = configuration.timeouts.idleWrite {
-            let timeout = TimeAmount(idleWrite)
+        let idleWrite = configuration.timeouts.idleWrite.map { TimeAmount($0) }
+        // Connection metrics: a probe on every connection tells each request which one served it.
+        let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
+        if idleWrite != nil || probe != nil {
             config.http1_1ConnectionDebugInitializer = { channel in
                 channel.eventLoop.submit {
-                    try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: timeout))
+                    probe?.installHTTP1(on: channel)
+                    if let idleWrite {
+                        try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: idleWrite))
+                    }
                 }
             }
         }
+        if let probe {
+            config.http2ConnectionDebugInitializer = { channel in
+                channel.eventLoop.submit { probe.installHTTP2Connection(on: channel) }
+            }
+            config.http2StreamChannelDebugInitializer = { stream in
+                stream.eventLoop.submit { probe.installHTTP2Stream(on: stream) }
+            }
+        }
+        self.probe = probe
         // Kite follows redirects itself (to re-create bodies and strip credentials across origins).
         config.redirectConfiguration = .disallow
         // Kite makes one span per request itself (over its retries and redirects) and propagates its context.
@@ -97,6 +113,13 @@ final class AHCTransport: Transport {
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
+        var probed: (tag: String, record: ConnectionProbe.Record)?
+        if let probe = self.probe {
+            let (tag, record) = probe.register()
+            outgoing.headers.add(name: ConnectionProbe.tagName, value: tag)
+            probed = (tag, record)
+        }
+        defer { if let probed { self.probe?.unregister(probed.tag) } }
         let deadline: NIODeadline
         if let end = request.deadline {
             deadline = .now() + TimeAmount(ContinuousClock.now.duration(to: end))
@@ -127,7 +150,11 @@ final class AHCTransport: Transport {
         let chunks = ByteChunks(makeNext: { [self] in
             BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
         })
-        return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
+        return TransportResponse(
+            head: HTTPResponse(status: status, headerFields: fields),
+            body: chunks,
+            connection: probed?.record
+        )
     }
 
     /// Executes `request`, sending it once more when the first try failed before any of it was written.

@@ -49,6 +49,8 @@ enum TransportRequestBody: Sendable {
 struct TransportResponse: Sendable {
     var head: HTTPResponse
     var body: ByteChunks
+    /// The connection that served it, when the engine probes connections.
+    var connection: ConnectionProbe.Record? = nil
 }
 
 /// A one-pass stream of byte chunks behind a closure: the type-erased form of a request or

@@ -129,14 +129,16 @@ extension BaseRequest {
         if let firstByte = run.firstByte {
             latency = run.start.duration(to: firstByte)
         }
+        let (bytesSent, connection) = self.storage.withLockedValue { ($0.bytesSent, $0.connection) }
         outcome.metrics = ResponseMetrics(
             requestStartTime: run.startDate,
             latency: latency,
             requestDuration: run.start.duration(to: end),
             serializationDuration: .zero,
-            bytesSent: self.storage.withLockedValue { $0.bytesSent },
+            bytesSent: bytesSent,
             bytesReceived: run.counter.received,
-            redirectCount: run.redirectCount
+            redirectCount: run.redirectCount,
+            connection: connection?.value
         )
         await self.deliver(outcome)
     }

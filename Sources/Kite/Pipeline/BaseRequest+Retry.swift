@@ -75,7 +75,12 @@ extension BaseRequest {
         } catch {
             return .fail(error)
         }
-        guard self.storage.withLockedValue({ $0.machine.startRetry() }) else {
+        let retrying = self.storage.withLockedValue { storage in
+            // The next attempt reports its own connection, or none if it sends nothing.
+            storage.connection = nil
+            return storage.machine.startRetry()
+        }
+        guard retrying else {
             return .fail(self.abortError ?? self.cancellationError)
         }
         await self.prepareForRetry()

@@ -24,6 +24,9 @@ extension BaseRequest {
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
+            if let connection = response.connection {
+                self.storage.withLockedValue { $0.connection = connection }
+            }
             self.session.eventMonitor?.request(self, didReceiveResponse: response.head)
             let code = response.head.status.code
             let challenged = code == 401 && run.extensions?.challenges != nil

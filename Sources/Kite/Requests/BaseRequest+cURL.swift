@@ -5,7 +5,8 @@ extension BaseRequest {
     /// The request as a `curl` command: as it was sent, or as it will be sent (with the session's
     /// default headers) if it has not been yet.
     ///
-    /// `Authorization`, `Proxy-Authorization` and `Cookie` values are shown as `***` unless
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` values, and those of the session's
+    /// ``Session/Configuration/redactedHeaderNames``, are shown as `***` unless
     /// `includingCredentials` is `true`. Arguments are single-quoted for POSIX shells; a body that is
     /// not UTF-8 text is written with `$'\xHH'` escapes (bash, zsh).
     ///
@@ -41,7 +42,8 @@ extension BaseRequest {
             head: head,
             body: draft.body,
             timeout: draft.timeout ?? self.session.configuration.timeouts.total,
-            hiding: includingCredentials ? [] : CURLCommand.credentialFields
+            hiding: includingCredentials
+                ? [] : CURLCommand.credentialFields.union(self.session.configuration.redactedHeaderNames)
         )
     }
 }

@@ -61,6 +61,8 @@ public class BaseRequest: @unchecked Sendable {
         var credential: Credential?
         /// The request's span, when the session traces.
         var span: (any Tracing.Span)?
+        /// The connection of the latest exchange, when the session collects connection metrics.
+        var connection: ConnectionProbe.Record?
     }
 
     /// A unique identifier, the same every time it is read.
@@ -256,6 +258,7 @@ public class BaseRequest: @unchecked Sendable {
             for waiter in waiters { waiter.resume(throwing: error) }
             task?.cancel()
         case .deliver(let handlers, let outcome):
+            self.session.telemetry?.requestFinished(self, outcome: outcome, retryCount: 0, started: false)
             self.session.eventMonitor?.requestDidFinish(self)
             for handler in handlers { handler(outcome) }
         case .none:

@@ -38,6 +38,9 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     public let bytesReceived: Int64
     /// How many redirects were followed.
     public let redirectCount: Int
+    /// The connection that served the final response, when the session collects connection metrics
+    /// (``Session/Configuration/collectsConnectionMetrics``); `nil` otherwise or when no request head was sent.
+    public let connection: ConnectionMetrics?
 
     /// Creates metrics.
     ///
@@ -49,6 +52,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     ///   - bytesSent: Request body bytes sent.
     ///   - bytesReceived: Response body bytes received.
     ///   - redirectCount: Redirects followed.
+    ///   - connection: The connection that served the final response.
     public init(
         requestStartTime: Date,
         latency: Duration?,
@@ -56,7 +60,8 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
         serializationDuration: Duration,
         bytesSent: Int64,
         bytesReceived: Int64,
-        redirectCount: Int
+        redirectCount: Int,
+        connection: ConnectionMetrics? = nil
     ) {
         self.requestStartTime = requestStartTime
         self.latency = latency
@@ -69,6 +74,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
         self.bytesSent = bytesSent
         self.bytesReceived = bytesReceived
         self.redirectCount = redirectCount
+        self.connection = connection
     }
 
     public var description: String {
@@ -77,6 +83,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
             "latency \(latency), request \(self.requestDuration.kiteDescription), serialization "
             + "\(self.serializationDuration.kiteDescription), total \(self.totalDuration.kiteDescription), "
             + "\(self.bytesSent) bytes sent, \(self.bytesReceived) bytes received, \(self.redirectCount) redirects"
+            + (self.connection.map { ", \($0)" } ?? "")
     }
 
     func withSerializationDuration(_ duration: Duration) -> ResponseMetrics {
@@ -87,8 +94,63 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
             serializationDuration: duration,
             bytesSent: self.bytesSent,
             bytesReceived: self.bytesReceived,
-            redirectCount: self.redirectCount
+            redirectCount: self.redirectCount,
+            connection: self.connection
         )
+    }
+}
+
+/// The connection that served a response: whether it was reused, its HTTP and TLS versions, its addresses, and
+/// how long the request waited for it when it was new.
+///
+/// Collected when ``Session/Configuration/collectsConnectionMetrics`` is on. URLSession's
+/// `URLSessionTaskTransactionMetrics` also splits a new connection's setup into DNS lookup, TCP connect and TLS
+/// handshake; on Linux the engine (async-http-client over SwiftNIO) runs those phases inside NIO's bootstrap
+/// with no hook before the connection is ready, so Kite reports their sum only, as
+/// ``establishmentDuration``.
+public struct ConnectionMetrics: Sendable, Hashable, CustomStringConvertible {
+    /// Kite's number for the connection, unique in the process: two responses with the same id came over the
+    /// same connection.
+    public let id: Int
+    /// Whether the connection had served an earlier request (it came from the pool).
+    public let isReused: Bool
+    /// `http/1.1` or `h2`.
+    public let httpVersion: String
+    /// `TLSv1.2` or `TLSv1.3`; `nil` for plain HTTP.
+    public let tlsVersion: String?
+    /// The local address and port, such as `127.0.0.1:53122`.
+    public let localAddress: String?
+    /// The server's (or proxy's) address and port.
+    public let remoteAddress: String?
+    /// For a request that waited for a new connection: from handing the request to the engine to the
+    /// connection being ready (DNS lookup, TCP connect, TLS handshake and, for HTTP/2, the server's
+    /// settings, together). `nil` for a reused connection or one that was ready before the request.
+    public let establishmentDuration: Duration?
+
+    /// Creates connection metrics.
+    public init(
+        id: Int,
+        isReused: Bool,
+        httpVersion: String,
+        tlsVersion: String?,
+        localAddress: String?,
+        remoteAddress: String?,
+        establishmentDuration: Duration?
+    ) {
+        self.id = id
+        self.isReused = isReused
+        self.httpVersion = httpVersion
+        self.tlsVersion = tlsVersion
+        self.localAddress = localAddress
+        self.remoteAddress = remoteAddress
+        self.establishmentDuration = establishmentDuration
+    }
+
+    public var description: String {
+        let kind = self.isReused ? "reused" : "new"
+        let setup = self.establishmentDuration.map { " after \($0.kiteDescription)" } ?? ""
+        return "\(kind) connection #\(self.id)\(setup), \(self.httpVersion)\(self.tlsVersion.map { " over \($0)" } ?? "")"
+            + " to \(self.remoteAddress ?? "?")"
     }
 }
 

@@ -56,10 +56,16 @@ extension Session {
         /// How long an unused connection stays open for reuse.
         public var connectionIdleTimeout = Duration.seconds(60)
 
-        /// Header fields whose values the session's logs, spans and logged cURL commands show as `REDACTED`:
+        /// Header fields whose values the session's logs (and the cURL commands they carry) show as `REDACTED`,
+        /// and ``BaseRequest/cURLDescription(includingCredentials:)`` as `***`:
         /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and `X-Api-Key` to start with; add
         /// your own (`configuration.redactedHeaderNames.insert(HTTPField.Name("X-Session")!)`).
         public var redactedHeaderNames: Set<HTTPField.Name> = Redaction.defaultHeaderNames
+
+        /// Whether each response's ``ResponseMetrics/connection`` tells which connection served it (reused or new,
+        /// HTTP and TLS versions, addresses, time waited for a new one). Off by default: it costs a few
+        /// allocations per request.
+        public var collectsConnectionMetrics = false
 
         /// Whether the session reports swift-metrics (request counter, duration timer, in-flight meter).
         /// Off by default; see ``MetricsReporting``.

@@ -6,7 +6,7 @@ import Logging
 /// Creates and runs requests: the entry point of Kite.
 ///
 /// ``Session/default`` uses a shared engine that is never shut down; use it for most work.
-/// A session made with ``init(configuration:callbackQueue:logger:)`` owns its connections and must
+/// A session made with ``init(configuration:callbackQueue:logger:interceptor:redirectHandler:eventMonitors:)`` owns its connections and must
 /// be shut down with ``shutdown()`` when no longer needed.
 ///
 /// ```swift

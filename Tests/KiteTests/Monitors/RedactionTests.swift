@@ -1,5 +1,6 @@
 import HTTPTypes
 import Logging
+import MetricsTestKit
 import Testing
 
 @testable import Kite
@@ -21,6 +22,7 @@ import Testing
         ("http://e.com/?flag&session_id=9#frag?token=x", "http://e.com/?flag&session_id=REDACTED#frag?token=x"),
         ("http://e.com/?%74oken=1", "http://e.com/?%74oken=REDACTED"),
         ("http://e.com/?a=1&&b=", "http://e.com/?a=1&&b="),
+        ("http://e.com/?author=ann&auth=x&oauth_token=y", "http://e.com/?author=ann&auth=REDACTED&oauth_token=REDACTED"),
     ])
     func urls(_ input: String, _ expected: String) {
         #expect(Redaction.url(input) == expected)
@@ -51,7 +53,9 @@ import Testing
         chatty.logLevel = .info
         #expect(Session(configuration: .default, logger: chatty).telemetry?.logger != nil)
         var metered = Session.Configuration()
-        metered.metrics = .enabled
+        metered.metrics = .enabled  // nothing is bootstrapped in the tests: swift-metrics' no-op factory
+        #expect(Session(configuration: metered).telemetry == nil)
+        metered.metrics = .enabled(factory: TestMetrics())
         let telemetry = Session(configuration: metered).telemetry
         #expect(telemetry?.metricsFactory != nil && telemetry?.logger == nil && telemetry?.tracer == nil)
     }

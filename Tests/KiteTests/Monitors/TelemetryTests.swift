@@ -141,6 +141,27 @@ import Tracing
         #expect(entries[0].message.hasSuffix(", 1 retry"))
     }
 
+    @Test func aRequestCancelledBeforeItStartedIsLoggedToo() async throws {
+        let (code, entries) = try await self.withSession(level: .info) { session, base in
+            let request = session.request(base + "/get")
+            request.cancel()
+            return await request.serializingData().response.error?.code
+        }
+        #expect(code == .cancelled)
+        try #require(entries.count == 1)
+        #expect(entries[0].metadata["error.type"] == "cancelled")
+        #expect(entries[0].message.contains(" failed (cancelled): "))
+    }
+
+    @Test func redirectsCountAsResendsAsOpenTelemetryDefinesThem() async throws {
+        let (_, entries) = try await self.withSession(level: .info) { session, base in
+            try await session.request(base + "/redirect/2").serializingData().value
+        }
+        try #require(entries.count == 1)
+        #expect(entries[0].metadata["http.request.resend_count"] == "2")
+        #expect(entries[0].message.hasSuffix(", 0 retries"))
+    }
+
     @Test func aLoggerAboveInfoGetsNothing() async throws {
         let (_, entries) = try await self.withSession(level: .notice) { session, base in
             try await session.request(base + "/get").serializingData().value

@@ -76,10 +76,18 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
         self.protocolName = protocolName
     }
 
+    /// The request's header names, sent back in `x-request-header-names`.
+    private var requestHeaderNames = ""
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = self.unwrapInboundIn(data) else { return }
+        let part = self.unwrapInboundIn(data)
+        if case .head(let head) = part {
+            self.requestHeaderNames = head.headers.map { $0.name.lowercased() }.joined(separator: ",")
+        }
+        guard case .end = part else { return }
         let body = ByteBuffer(string: self.protocolName)
         var headers = HTTPHeaders()
+        headers.add(name: "x-request-header-names", value: self.requestHeaderNames)
         headers.add(name: "content-length", value: "\(body.readableBytes)")
         headers.add(name: "content-type", value: "text/plain")
         context.write(

@@ -87,7 +87,8 @@ extension EventMonitor {
 
 /// Several monitors as one: each gets every event on its own queue.
 public struct CompositeEventMonitor: EventMonitor {
-    /// Not used: each monitor's events go to that monitor's queue.
+    /// Used only when this composite is itself one of a session's monitors: its events pass through this
+    /// queue on their way to each monitor's own.
     public let queue = DispatchQueue(label: "dev.kite.compositeEventMonitor")
 
     /// The monitors, in the order events are dispatched to them.

@@ -15,11 +15,11 @@ enum Redaction {
     /// one of ``secretQueryFragments``.
     static let secretQueryNames: Set<String> = [
         "sig", "signature", "x-goog-signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
-        "awsaccesskeyid", "code", "key",
+        "awsaccesskeyid", "code", "key", "auth", "authorization", "authkey",
     ]
     static let secretQueryFragments = [
         "token", "secret", "password", "passwd", "pwd", "apikey", "api_key",
-        "api-key", "auth", "credential", "session",
+        "api-key", "credential", "session",
     ]
 
     /// Whether a query parameter's value looks secret, by its name.

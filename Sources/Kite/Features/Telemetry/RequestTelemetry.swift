@@ -74,8 +74,9 @@ final class RequestTelemetry: Sendable {
             Meter(label: Names.activeRequests, dimensions: Self.activeDimensions(target), factory: factory).increment()
         }
         if let tracer = self.tracer {
+            // OpenTelemetry names a client span by its method, `HTTP` for one outside the known set.
             let span = tracer.startSpan(
-                target.method,
+                target.boundedMethod == "_OTHER" ? "HTTP" : target.method,
                 context: InstrumentationContext.current ?? .topLevel,
                 ofKind: .client
             )
@@ -123,18 +124,21 @@ final class RequestTelemetry: Sendable {
         )
     }
 
-    /// The request is over: its metrics, its span's end and its log line.
-    func requestFinished(_ request: BaseRequest, outcome: RequestOutcome, retryCount: Int) {
+    /// The request is over: its metrics, its span's end and its log line. A request cancelled before it
+    /// `started` only logs: it was never in flight and has no span.
+    func requestFinished(_ request: BaseRequest, outcome: RequestOutcome, retryCount: Int, started: Bool = true) {
         let target = Target(request)
         let status = outcome.response.map { Int($0.status.code) }
         let errorType = Self.errorType(outcome.error, status: status)
         let duration = outcome.metrics?.requestDuration ?? .zero
-        if let factory = self.metricsFactory {
+        // OpenTelemetry counts every resend, redirects included.
+        let resendCount = retryCount + (outcome.metrics?.redirectCount ?? 0)
+        if started, let factory = self.metricsFactory {
             self.record(target, status: status, errorType: errorType, duration: duration, factory: factory)
         }
         if self.tracer != nil, let span = request.storage.withLockedValue({ $0.span }) {
             if let status { span.attributes[Names.statusCode] = status }
-            span.attributes[Names.resendCount] = retryCount
+            span.attributes[Names.resendCount] = resendCount
             if let metrics = outcome.metrics {
                 span.attributes[Names.requestBodySize] = Int(metrics.bytesSent)
                 span.attributes[Names.responseBodySize] = Int(metrics.bytesReceived)
@@ -153,6 +157,7 @@ final class RequestTelemetry: Sendable {
                 status: status,
                 duration: duration,
                 retryCount: retryCount,
+                resendCount: resendCount,
                 request: request,
                 logger: logger
             )
@@ -203,6 +208,7 @@ final class RequestTelemetry: Sendable {
         status: Int?,
         duration: Duration,
         retryCount: Int,
+        resendCount: Int,
         request: BaseRequest,
         logger: Logger
     ) {
@@ -214,7 +220,7 @@ final class RequestTelemetry: Sendable {
             Names.duration: .string(String(format: "%.6f", duration.timeInterval)),
             Names.requestBodySize: .string(String(sent)),
             Names.responseBodySize: .string(String(received)),
-            Names.resendCount: .string(String(retryCount)),
+            Names.resendCount: .string(String(resendCount)),
         ]
         if let status { metadata[Names.statusCode] = .string(String(status)) }
         let outcomeText: String

@@ -27,7 +27,8 @@ public struct MetricsReporting: Sendable {
     /// No metrics (the default).
     public static let disabled = MetricsReporting(mode: .disabled)
 
-    /// Metrics to the bootstrapped factory (`MetricsSystem.factory`, read when the session is made).
+    /// Metrics to the bootstrapped factory (`MetricsSystem.factory`, read when the session is made); nothing
+    /// when none is bootstrapped.
     public static let enabled = MetricsReporting(mode: .global)
 
     /// Metrics to `factory`, whatever is bootstrapped.
@@ -39,7 +40,7 @@ public struct MetricsReporting: Sendable {
     var factory: (any MetricsFactory)? {
         switch self.mode {
         case .disabled: nil
-        case .global: MetricsSystem.factory
+        case .global: MetricsSystem.factory is NOOPMetricsHandler ? nil : MetricsSystem.factory
         case .factory(let factory): factory
         }
     }

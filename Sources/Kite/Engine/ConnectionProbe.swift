@@ -1,0 +1,180 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOSSL
+
+/// Tells each request which connection served it. AHC's async API says nothing about connections, so when a
+/// session collects connection metrics the engine tags each request head with a header that a handler on
+/// every connection (added through AHC's connection initializers) reads and removes before the head is
+/// encoded: the tag never reaches the server.
+///
+/// Everything AHC does before its initializers run (DNS, TCP connect, TLS handshake) happens inside
+/// NIO's bootstrap with no hook, so those phases cannot be timed separately; see ``ConnectionMetrics``.
+final class ConnectionProbe: Sendable {
+    /// The header that carries a request's tag from the engine to the connection's handler.
+    static let tagField = HTTPField.Name("X-Kite-Connection-Probe")!
+    static let tagName = "X-Kite-Connection-Probe"
+
+    /// The records of requests in flight, by tag.
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var nextTag: UInt64 = 0
+        var nextConnection = 0
+        var records: [UInt64: Record] = [:]
+    }
+
+    /// What one request learns about its connection; written on the connection's event loop, read after the
+    /// response head arrives (the lock orders the two).
+    final class Record: Sendable {
+        let sentAt: ContinuousClock.Instant
+        private let metrics = NIOLockedValueBox<ConnectionMetrics?>(nil)
+
+        init(sentAt: ContinuousClock.Instant) {
+            self.sentAt = sentAt
+        }
+
+        var value: ConnectionMetrics? {
+            get { self.metrics.withLockedValue { $0 } }
+            set { self.metrics.withLockedValue { $0 = newValue } }
+        }
+    }
+
+    /// Registers a request about to be sent; returns its tag and record.
+    func register() -> (String, Record) {
+        let record = Record(sentAt: .now)
+        let tag = self.state.withLockedValue { state -> UInt64 in
+            state.nextTag &+= 1
+            state.records[state.nextTag] = record
+            return state.nextTag
+        }
+        return (String(tag), record)
+    }
+
+    /// Forgets a request once its response head arrived or it failed.
+    func unregister(_ tag: String) {
+        guard let tag = UInt64(tag) else { return }
+        _ = self.state.withLockedValue { $0.records.removeValue(forKey: tag) }
+    }
+
+    fileprivate func record(for tag: String) -> Record? {
+        guard let tag = UInt64(tag) else { return nil }
+        return self.state.withLockedValue { $0.records[tag] }
+    }
+
+    fileprivate func nextConnectionID() -> Int {
+        self.state.withLockedValue {
+            $0.nextConnection += 1
+            return $0.nextConnection
+        }
+    }
+
+    // MARK: Connection initializers
+
+    /// Adds the probe to a new HTTP/1.1 connection, in front of AHC's request encoder. Never fails: a probe
+    /// that cannot be added leaves the connection as it is.
+    func installHTTP1(on channel: any Channel) {
+        let facts = Facts(channel: channel, id: self.nextConnectionID(), httpVersion: "http/1.1")
+        let operations = channel.pipeline.syncOperations
+        guard let encoder = try? operations.handler(type: HTTPRequestEncoder.self) else { return }
+        try? operations.addHandler(Handler(probe: self, facts: facts), position: .after(encoder))
+    }
+
+    /// Keeps the facts of a new HTTP/2 connection in its pipeline, for its streams.
+    func installHTTP2Connection(on channel: any Channel) {
+        let facts = Facts(channel: channel, id: self.nextConnectionID(), httpVersion: "h2")
+        try? channel.pipeline.syncOperations.addHandler(FactsHandler(facts: facts))
+    }
+
+    /// Adds the probe to an HTTP/2 stream (one request), in front of its HTTP/1-style codec.
+    func installHTTP2Stream(on stream: any Channel) {
+        let operations = stream.pipeline.syncOperations
+        guard let parent = stream.parent,
+            let facts = try? parent.pipeline.syncOperations.handler(type: FactsHandler.self).facts,
+            let codec = try? operations.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+        else { return }
+        try? operations.addHandler(Handler(probe: self, facts: facts), position: .after(codec))
+    }
+
+    /// One connection's facts, kept on its event loop.
+    final class Facts {
+        let id: Int
+        let readyAt: ContinuousClock.Instant = .now
+        let httpVersion: String
+        let tlsVersion: String?
+        let localAddress: String?
+        let remoteAddress: String?
+        var served = 0
+
+        init(channel: any Channel, id: Int, httpVersion: String) {
+            self.id = id
+            self.httpVersion = httpVersion
+            let tls = try? channel.pipeline.syncOperations.nioSSL_tlsVersion()
+            self.tlsVersion = tls.flatMap { $0 }.map(Self.name)
+            self.localAddress = channel.localAddress.flatMap(Self.text)
+            self.remoteAddress = channel.remoteAddress.flatMap(Self.text)
+        }
+
+        static func name(_ version: TLSVersion) -> String {
+            switch version {
+            case .tlsv1: "TLSv1.0"
+            case .tlsv11: "TLSv1.1"
+            case .tlsv12: "TLSv1.2"
+            case .tlsv13: "TLSv1.3"
+            }
+        }
+
+        static func text(_ address: SocketAddress) -> String? {
+            guard let ip = address.ipAddress, let port = address.port else { return nil }
+            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        }
+    }
+
+    /// Holds an HTTP/2 connection's facts where its streams find them.
+    final class FactsHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = NIOAny
+        let facts: Facts
+        init(facts: Facts) { self.facts = facts }
+    }
+
+    /// Reads and removes the tag of each request head written on the connection (or stream).
+    final class Handler: ChannelOutboundHandler, RemovableChannelHandler {
+        typealias OutboundIn = HTTPClientRequestPart
+        typealias OutboundOut = HTTPClientRequestPart
+
+        private let probe: ConnectionProbe
+        private let facts: Facts
+
+        init(probe: ConnectionProbe, facts: Facts) {
+            self.probe = probe
+            self.facts = facts
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            guard case .head(var head) = self.unwrapOutboundIn(data) else {
+                context.write(data, promise: promise)
+                return
+            }
+            let tag = head.headers.first(name: ConnectionProbe.tagName)
+            head.headers.remove(name: ConnectionProbe.tagName)
+            let reused = self.facts.served > 0
+            self.facts.served += 1
+            if let tag, let record = self.probe.record(for: tag) {
+                let waited = record.sentAt.duration(to: self.facts.readyAt)
+                record.value = ConnectionMetrics(
+                    id: self.facts.id,
+                    isReused: reused,
+                    httpVersion: self.facts.httpVersion,
+                    tlsVersion: self.facts.tlsVersion,
+                    localAddress: self.facts.localAddress,
+                    remoteAddress: self.facts.remoteAddress,
+                    establishmentDuration: !reused && waited > .zero ? waited : nil
+                )
+            }
+            context.write(self.wrapOutboundOut(.head(head)), promise: promise)
+        }
+    }
+}

@@ -113,13 +113,13 @@ final class AHCTransport: Transport {
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
-        var probed: (tag: String, record: ConnectionProbe.Record)?
-        if let probe = self.probe {
-            let (tag, record) = probe.register()
-            outgoing.headers.add(name: ConnectionProbe.tagName, value: tag)
-            probed = (tag, record)
+        var tag: String?
+        if let probe = self.probe, let record = request.connection {
+            let registered = probe.register(record)
+            outgoing.headers.add(name: ConnectionProbe.tagName, value: registered)
+            tag = registered
         }
-        defer { if let probed { self.probe?.unregister(probed.tag) } }
+        defer { if let tag { self.probe?.unregister(tag) } }
         let deadline: NIODeadline
         if let end = request.deadline {
             deadline = .now() + TimeAmount(ContinuousClock.now.duration(to: end))
@@ -150,11 +150,7 @@ final class AHCTransport: Transport {
         let chunks = ByteChunks(makeNext: { [self] in
             BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
         })
-        return TransportResponse(
-            head: HTTPResponse(status: status, headerFields: fields),
-            body: chunks,
-            connection: probed?.record
-        )
+        return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
     }
 
     /// Executes `request`, sending it once more when the first try failed before any of it was written.

@@ -15,7 +15,6 @@ import NIOSSL
 /// NIO's bootstrap with no hook, so those phases cannot be timed separately; see ``ConnectionMetrics``.
 final class ConnectionProbe: Sendable {
     /// The header that carries a request's tag from the engine to the connection's handler.
-    static let tagField = HTTPField.Name("X-Kite-Connection-Probe")!
     static let tagName = "X-Kite-Connection-Probe"
 
     /// The records of requests in flight, by tag.
@@ -30,12 +29,9 @@ final class ConnectionProbe: Sendable {
     /// What one request learns about its connection; written on the connection's event loop, read after the
     /// response head arrives (the lock orders the two).
     final class Record: Sendable {
-        let sentAt: ContinuousClock.Instant
+        /// When the request was handed to the engine.
+        let sentAt: ContinuousClock.Instant = .now
         private let metrics = NIOLockedValueBox<ConnectionMetrics?>(nil)
-
-        init(sentAt: ContinuousClock.Instant) {
-            self.sentAt = sentAt
-        }
 
         var value: ConnectionMetrics? {
             get { self.metrics.withLockedValue { $0 } }
@@ -43,15 +39,14 @@ final class ConnectionProbe: Sendable {
         }
     }
 
-    /// Registers a request about to be sent; returns its tag and record.
-    func register() -> (String, Record) {
-        let record = Record(sentAt: .now)
+    /// Registers the record of a request about to be sent; returns its tag.
+    func register(_ record: Record) -> String {
         let tag = self.state.withLockedValue { state -> UInt64 in
             state.nextTag &+= 1
             state.records[state.nextTag] = record
             return state.nextTag
         }
-        return (String(tag), record)
+        return String(tag)
     }
 
     /// Forgets a request once its response head arrived or it failed.

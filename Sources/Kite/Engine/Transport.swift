@@ -20,6 +20,8 @@ struct TransportRequest: Sendable {
     var body: TransportRequestBody?
     /// When the whole exchange must be over.
     var deadline: ContinuousClock.Instant?
+    /// Where the engine writes which connection served the request, when the session collects that.
+    var connection: ConnectionProbe.Record? = nil
 }
 
 /// A request body as the engine pulls it.
@@ -49,8 +51,6 @@ enum TransportRequestBody: Sendable {
 struct TransportResponse: Sendable {
     var head: HTTPResponse
     var body: ByteChunks
-    /// The connection that served it, when the engine probes connections.
-    var connection: ConnectionProbe.Record? = nil
 }
 
 /// A one-pass stream of byte chunks behind a closure: the type-erased form of a request or

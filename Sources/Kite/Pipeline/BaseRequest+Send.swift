@@ -18,14 +18,13 @@ extension BaseRequest {
             extensions.challenges = ChallengeAnswerer(credential: credential, origin: head)
         }
         while true {
-            let response = try await self.session.transport.send(
-                TransportRequest(head: hop.head, body: hop.body, deadline: run.deadline)
-            )
+            var exchange = TransportRequest(head: hop.head, body: hop.body, deadline: run.deadline)
+            if self.session.configuration.collectsConnectionMetrics {
+                exchange.connection = self.recordConnection()
+            }
+            let response = try await self.session.transport.send(exchange)
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
-            }
-            if let connection = response.connection {
-                self.storage.withLockedValue { $0.connection = connection }
             }
             self.session.eventMonitor?.request(self, didReceiveResponse: response.head)
             let code = response.head.status.code
@@ -37,6 +36,13 @@ extension BaseRequest {
             }
             hop = next
         }
+    }
+
+    /// A new record of the connection of this exchange, kept as the request's latest (also when it fails).
+    private func recordConnection() -> ConnectionProbe.Record {
+        let record = ConnectionProbe.Record()
+        self.storage.withLockedValue { $0.connection = record }
+        return record
     }
 
     /// A request head and body as sent in one exchange.

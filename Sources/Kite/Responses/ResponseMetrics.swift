@@ -38,8 +38,9 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     public let bytesReceived: Int64
     /// How many redirects were followed.
     public let redirectCount: Int
-    /// The connection that served the final response, when the session collects connection metrics
-    /// (``Session/Configuration/collectsConnectionMetrics``); `nil` otherwise or when no request head was sent.
+    /// The connection of the request's last exchange (the one that answered, or the one that broke or went
+    /// silent), when the session collects connection metrics (``Session/Configuration/collectsConnectionMetrics``);
+    /// `nil` otherwise or when no request head was written (a refused connection, say).
     public let connection: ConnectionMetrics?
 
     /// Creates metrics.
@@ -149,7 +150,8 @@ public struct ConnectionMetrics: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let kind = self.isReused ? "reused" : "new"
         let setup = self.establishmentDuration.map { " after \($0.kiteDescription)" } ?? ""
-        return "\(kind) connection #\(self.id)\(setup), \(self.httpVersion)\(self.tlsVersion.map { " over \($0)" } ?? "")"
+        return
+            "\(kind) connection #\(self.id)\(setup), \(self.httpVersion)\(self.tlsVersion.map { " over \($0)" } ?? "")"
             + " to \(self.remoteAddress ?? "?")"
     }
 }

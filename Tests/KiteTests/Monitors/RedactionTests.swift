@@ -22,7 +22,10 @@ import Testing
         ("http://e.com/?flag&session_id=9#frag?token=x", "http://e.com/?flag&session_id=REDACTED#frag?token=x"),
         ("http://e.com/?%74oken=1", "http://e.com/?%74oken=REDACTED"),
         ("http://e.com/?a=1&&b=", "http://e.com/?a=1&&b="),
-        ("http://e.com/?author=ann&auth=x&oauth_token=y", "http://e.com/?author=ann&auth=REDACTED&oauth_token=REDACTED"),
+        (
+            "http://e.com/?author=ann&auth=x&oauth_token=y",
+            "http://e.com/?author=ann&auth=REDACTED&oauth_token=REDACTED"
+        ),
     ])
     func urls(_ input: String, _ expected: String) {
         #expect(Redaction.url(input) == expected)

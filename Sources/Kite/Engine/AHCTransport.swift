@@ -12,7 +12,7 @@ import Tracing
 final class AHCTransport: Transport {
     private let client: HTTPClient
     /// Tells requests which connection served them, when the session collects connection metrics.
-    private let probe: ConnectionProbe?
+    let connectionProbe: ConnectionProbe?
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
     /// The session's default header fields, and the same as NIO headers: most requests send exactly
@@ -58,7 +58,7 @@ final class AHCTransport: Transport {
                 stream.eventLoop.submit { probe.installHTTP2Stream(on: stream) }
             }
         }
-        self.probe = probe
+        self.connectionProbe = probe
         // Kite follows redirects itself (to re-create bodies and strip credentials across origins).
         config.redirectConfiguration = .disallow
         // Kite makes one span per request itself (over its retries and redirects) and propagates its context.
@@ -113,13 +113,6 @@ final class AHCTransport: Transport {
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
-        var tag: String?
-        if let probe = self.probe, let record = request.connection {
-            let registered = probe.register(record)
-            outgoing.headers.add(name: ConnectionProbe.tagName, value: registered)
-            tag = registered
-        }
-        defer { if let tag { self.probe?.unregister(tag) } }
         let deadline: NIODeadline
         if let end = request.deadline {
             deadline = .now() + TimeAmount(ContinuousClock.now.duration(to: end))

@@ -7,15 +7,17 @@ import NIOHTTP2
 import NIOSSL
 
 /// Tells each request which connection served it. AHC's async API says nothing about connections, so when a
-/// session collects connection metrics the engine tags each request head with a header that a handler on
-/// every connection (added through AHC's connection initializers) reads and removes before the head is
-/// encoded: the tag never reaches the server.
+/// session collects connection metrics the send stage tags the head it hands the engine with a header that a
+/// handler on every connection (added through AHC's connection initializers) reads and removes before the
+/// head is encoded: the tag never reaches the server. Each exchange gets a record of its own; the request
+/// keeps its latest and forgets the others.
 ///
 /// Everything AHC does before its initializers run (DNS, TCP connect, TLS handshake) happens inside
 /// NIO's bootstrap with no hook, so those phases cannot be timed separately; see ``ConnectionMetrics``.
 final class ConnectionProbe: Sendable {
     /// The header that carries a request's tag from the engine to the connection's handler.
     static let tagName = "X-Kite-Connection-Probe"
+    static let tagField = HTTPField.Name(tagName)!
 
     /// The records of requests in flight, by tag.
     private let state = NIOLockedValueBox(State())
@@ -29,9 +31,15 @@ final class ConnectionProbe: Sendable {
     /// What one request learns about its connection; written on the connection's event loop, read after the
     /// response head arrives (the lock orders the two).
     final class Record: Sendable {
+        /// The value of the tag header that ties the exchange to this record.
+        let tag: String
         /// When the request was handed to the engine.
         let sentAt: ContinuousClock.Instant = .now
         private let metrics = NIOLockedValueBox<ConnectionMetrics?>(nil)
+
+        fileprivate init(tag: String) {
+            self.tag = tag
+        }
 
         var value: ConnectionMetrics? {
             get { self.metrics.withLockedValue { $0 } }
@@ -39,21 +47,24 @@ final class ConnectionProbe: Sendable {
         }
     }
 
-    /// Registers the record of a request about to be sent; returns its tag.
-    func register(_ record: Record) -> String {
-        let tag = self.state.withLockedValue { state -> UInt64 in
+    /// A registered record for an exchange about to be sent, with its tag.
+    func makeRecord() -> Record {
+        self.state.withLockedValue { state in
             state.nextTag &+= 1
+            let record = Record(tag: String(state.nextTag))
             state.records[state.nextTag] = record
-            return state.nextTag
+            return record
         }
-        return String(tag)
     }
 
-    /// Forgets a request once its response head arrived or it failed.
-    func unregister(_ tag: String) {
-        guard let tag = UInt64(tag) else { return }
+    /// Forgets a record once a later exchange replaced it or the request is over.
+    func unregister(_ record: Record) {
+        guard let tag = UInt64(record.tag) else { return }
         _ = self.state.withLockedValue { $0.records.removeValue(forKey: tag) }
     }
+
+    /// How many records are registered (for tests: none once requests are over).
+    var registeredCount: Int { self.state.withLockedValue { $0.records.count } }
 
     fileprivate func record(for tag: String) -> Record? {
         guard let tag = UInt64(tag) else { return nil }

@@ -12,6 +12,12 @@ protocol Transport: Sendable {
     func shutdown() async throws(KiteError)
     /// Starts shutting down without waiting, for sessions released without `shutdown()`.
     func shutdownInBackground()
+    /// What tells requests which connection served them, when the engine collects connection metrics.
+    var connectionProbe: ConnectionProbe? { get }
+}
+
+extension Transport {
+    var connectionProbe: ConnectionProbe? { nil }
 }
 
 /// What the pipeline hands the engine.
@@ -20,8 +26,6 @@ struct TransportRequest: Sendable {
     var body: TransportRequestBody?
     /// When the whole exchange must be over.
     var deadline: ContinuousClock.Instant?
-    /// Where the engine writes which connection served the request, when the session collects that.
-    var connection: ConnectionProbe.Record? = nil
 }
 
 /// A request body as the engine pulls it.

@@ -130,6 +130,7 @@ extension BaseRequest {
             latency = run.start.duration(to: firstByte)
         }
         let (bytesSent, connection) = self.storage.withLockedValue { ($0.bytesSent, $0.connection) }
+        if let connection { self.session.transport.connectionProbe?.unregister(connection) }
         outcome.metrics = ResponseMetrics(
             requestStartTime: run.startDate,
             latency: latency,

@@ -75,11 +75,13 @@ extension BaseRequest {
         } catch {
             return .fail(error)
         }
-        let retrying = self.storage.withLockedValue { storage in
+        let (retrying, previous) = self.storage.withLockedValue { storage -> (Bool, ConnectionProbe.Record?) in
+            guard storage.machine.startRetry() else { return (false, nil) }
             // The next attempt reports its own connection, or none if it sends nothing.
-            storage.connection = nil
-            return storage.machine.startRetry()
+            defer { storage.connection = nil }
+            return (true, storage.connection)
         }
+        if let previous { self.session.transport.connectionProbe?.unregister(previous) }
         guard retrying else {
             return .fail(self.abortError ?? self.cancellationError)
         }

@@ -18,11 +18,9 @@ extension BaseRequest {
             extensions.challenges = ChallengeAnswerer(credential: credential, origin: head)
         }
         while true {
-            var exchange = TransportRequest(head: hop.head, body: hop.body, deadline: run.deadline)
-            if self.session.configuration.collectsConnectionMetrics {
-                exchange.connection = self.recordConnection()
-            }
-            let response = try await self.session.transport.send(exchange)
+            let response = try await self.session.transport.send(
+                TransportRequest(head: self.taggedForProbe(hop.head), body: hop.body, deadline: run.deadline)
+            )
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
@@ -38,11 +36,21 @@ extension BaseRequest {
         }
     }
 
-    /// A new record of the connection of this exchange, kept as the request's latest (also when it fails).
-    private func recordConnection() -> ConnectionProbe.Record {
-        let record = ConnectionProbe.Record()
-        self.storage.withLockedValue { $0.connection = record }
-        return record
+    /// `head` as the engine gets it: when the engine collects connection metrics, tagged for the probe with a
+    /// new record that becomes the request's latest (also when the exchange then fails). The head the request
+    /// reports, logs and redirects from stays untagged. (A synchronous step: the async frame stays as small as
+    /// without the probe.)
+    private func taggedForProbe(_ head: HTTPRequest) -> HTTPRequest {
+        guard let probe = self.session.transport.connectionProbe else { return head }
+        let record = probe.makeRecord()
+        let previous = self.storage.withLockedValue { storage in
+            defer { storage.connection = record }
+            return storage.connection
+        }
+        if let previous { probe.unregister(previous) }
+        var tagged = head
+        tagged.headerFields[ConnectionProbe.tagField] = record.tag
+        return tagged
     }
 
     /// A request head and body as sent in one exchange.

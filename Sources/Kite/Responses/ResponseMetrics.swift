@@ -17,11 +17,17 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     /// When the request started (was resumed and began building).
     public let requestStartTime: Date
     /// When the response head arrived; `nil` when no response arrived.
-    public let initialResponseTime: Date?
+    public var initialResponseTime: Date? {
+        self.latency.map { self.requestStartTime.addingTimeInterval($0.timeInterval) }
+    }
     /// When the last body byte arrived or the request failed.
-    public let requestCompletedTime: Date
+    public var requestCompletedTime: Date {
+        self.requestStartTime.addingTimeInterval(self.requestDuration.timeInterval)
+    }
     /// When the response was serialized into the value the caller asked for.
-    public let serializationCompletedTime: Date
+    public var serializationCompletedTime: Date {
+        self.requestStartTime.addingTimeInterval(self.totalDuration.timeInterval)
+    }
 
     /// From start to the response head; `nil` when no response arrived.
     public let latency: Duration?
@@ -29,8 +35,9 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     public let requestDuration: Duration
     /// From completion to the end of serialization.
     public let serializationDuration: Duration
-    /// From start to the end of serialization.
-    public let totalDuration: Duration
+    /// From start to the end of serialization. (The dates and this total are computed from the stored
+    /// durations: every response carries these metrics through the pipeline's async frames, which stay small.)
+    public var totalDuration: Duration { self.requestDuration + self.serializationDuration }
 
     /// Request body bytes handed to the engine.
     public let bytesSent: Int64
@@ -68,10 +75,6 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
         self.latency = latency
         self.requestDuration = requestDuration
         self.serializationDuration = serializationDuration
-        self.totalDuration = requestDuration + serializationDuration
-        self.initialResponseTime = latency.map { requestStartTime.addingTimeInterval($0.timeInterval) }
-        self.requestCompletedTime = requestStartTime.addingTimeInterval(requestDuration.timeInterval)
-        self.serializationCompletedTime = requestStartTime.addingTimeInterval(self.totalDuration.timeInterval)
         self.bytesSent = bytesSent
         self.bytesReceived = bytesReceived
         self.redirectCount = redirectCount
@@ -109,7 +112,10 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
 /// handshake; on Linux the engine (async-http-client over SwiftNIO) runs those phases inside NIO's bootstrap
 /// with no hook before the connection is ready, so Kite reports their sum only, as
 /// ``establishmentDuration``.
-public struct ConnectionMetrics: Sendable, Hashable, CustomStringConvertible {
+///
+/// A class (immutable, compared by value) so that ``ResponseMetrics``, which every response carries through
+/// the pipeline's async frames, grows by one reference only.
+public final class ConnectionMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Kite's number for the connection, unique in the process: two responses with the same id came over the
     /// same connection.
     public let id: Int
@@ -145,6 +151,22 @@ public struct ConnectionMetrics: Sendable, Hashable, CustomStringConvertible {
         self.localAddress = localAddress
         self.remoteAddress = remoteAddress
         self.establishmentDuration = establishmentDuration
+    }
+
+    public static func == (lhs: ConnectionMetrics, rhs: ConnectionMetrics) -> Bool {
+        lhs.id == rhs.id && lhs.isReused == rhs.isReused && lhs.httpVersion == rhs.httpVersion
+            && lhs.tlsVersion == rhs.tlsVersion && lhs.localAddress == rhs.localAddress
+            && lhs.remoteAddress == rhs.remoteAddress && lhs.establishmentDuration == rhs.establishmentDuration
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.id)
+        hasher.combine(self.isReused)
+        hasher.combine(self.httpVersion)
+        hasher.combine(self.tlsVersion)
+        hasher.combine(self.localAddress)
+        hasher.combine(self.remoteAddress)
+        hasher.combine(self.establishmentDuration)
     }
 
     public var description: String {

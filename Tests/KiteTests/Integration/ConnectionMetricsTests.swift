@@ -37,6 +37,22 @@ import Testing
         #expect(String(describing: second.metrics!).contains("reused connection #\(one.id), http/1.1 to 127.0.0.1:"))
     }
 
+    @Test func redirectsAndRetriesReportTheLastExchangeAndLeaveNoRecordBehind() async throws {
+        let session = Session(configuration: self.collecting())
+        defer { Task { try await session.shutdown() } }
+        let base = try await SharedTestServer.shared.baseURL()
+        let redirected = await session.request(base + "/redirect/2").serializingData().response
+        #expect(redirected.metrics?.redirectCount == 2)
+        // Three exchanges on one keep-alive connection: the last one's is reported, reused.
+        #expect(redirected.metrics?.connection?.isReused == true)
+        let policy = RetryPolicy(exponentialBackoffScale: 0.01, jitter: .none, retryBudget: nil)
+        let retried = await session.request(base + "/flaky/\(UUID().uuidString)?failures=1", interceptor: policy)
+            .validate().serializingData().response
+        #expect(retried.response?.status.code == 200 && retried.metrics?.connection != nil)
+        let probe = try #require(session.transport.connectionProbe)
+        #expect(probe.registeredCount == 0)
+    }
+
     @Test func concurrentRequestsUseDistinctConnections() async throws {
         let session = Session(configuration: self.collecting())
         defer { Task { try await session.shutdown() } }

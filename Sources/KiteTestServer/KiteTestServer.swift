@@ -10,6 +10,10 @@ import NIOCore
 /// so many can run in one process, for example one per test. A server also stops (without
 /// waiting) when its last reference goes away, but calling ``shutdown()`` is the clean way.
 ///
+/// A server can also serve HTTPS, HTTP/2 and HTTP/1.1, with certificates made for the test by a
+/// ``TestCertificateAuthority``, including broken ones (expired, for the wrong host, self-signed,
+/// untrusted) and a client certificate for mutual TLS: see ``start(host:port:tls:)``.
+///
 /// ```swift
 /// let server = try await KiteTestServer.start()
 /// defer { Task { try await server.shutdown() } }
@@ -24,17 +28,23 @@ public final class KiteTestServer: Sendable {
     /// The host the server was bound to, such as `127.0.0.1`.
     public let host: String
 
-    /// The URL of the server without a trailing slash, such as `http://127.0.0.1:54321`.
+    /// How the server serves TLS, or `nil` when it serves plain HTTP.
+    public let tls: TLSOptions?
+
+    /// The URL of the server without a trailing slash, such as `http://127.0.0.1:54321`, or
+    /// `https://127.0.0.1:54321` when it serves TLS.
     public var baseURL: String {
         let hostPart = self.host.contains(":") ? "[\(self.host)]" : self.host
-        return "http://\(hostPart):\(self.port)"
+        let scheme = self.tls == nil ? "http" : "https"
+        return "\(scheme)://\(hostPart):\(self.port)"
     }
 
     private let serverTask: Task<Void, any Error>
 
-    private init(host: String, port: Int, serverTask: Task<Void, any Error>) {
+    private init(host: String, port: Int, tls: TLSOptions?, serverTask: Task<Void, any Error>) {
         self.host = host
         self.port = port
+        self.tls = tls
         self.serverTask = serverTask
     }
 
@@ -60,8 +70,41 @@ public final class KiteTestServer: Sendable {
     /// - Returns: The running server.
     /// - Throws: The error from binding the socket, for example when the port is in use.
     public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> KiteTestServer {
+        try await Self.start(host: host, port: port, tls: nil)
+    }
+
+    /// Starts a server in the background, serving TLS when `tls` is set, and returns once it is
+    /// listening.
+    ///
+    /// Over TLS the server offers HTTP/2 and HTTP/1.1 through ALPN, presents the certificate
+    /// `tls` chooses from its authority, and also answers `/tls` with what the connection
+    /// negotiated. ``baseURL`` then starts with `https://`. Use port `0` to let the system pick a
+    /// free port. Call ``shutdown()`` when you are done with the server.
+    ///
+    /// ```swift
+    /// let authority = try TestCertificateAuthority()
+    /// let server = try await KiteTestServer.start(
+    ///     host: "127.0.0.1",
+    ///     port: 0,
+    ///     tls: KiteTestServer.TLSOptions(authority: authority, certificate: .expired)
+    /// )
+    /// print(server.baseURL)  // https://127.0.0.1:54321
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: The address to bind to.
+    ///   - port: The port to bind to, or `0` for an ephemeral port.
+    ///   - tls: How to serve TLS, or `nil` for plain HTTP.
+    /// - Returns: The running server.
+    /// - Throws: The error from loading the certificate into the TLS library or from binding the
+    ///   socket, for example when the port is in use.
+    public static func start(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        tls: TLSOptions?
+    ) async throws -> KiteTestServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let application = Self.makeApplication(host: host, port: port) { boundPort in
+        let application = try Self.makeApplication(host: host, port: port, tls: tls) { boundPort in
             continuation.yield(boundPort)
             continuation.finish()
         }
@@ -71,7 +114,7 @@ public final class KiteTestServer: Sendable {
         }
         return try await withTaskCancellationHandler {
             for await boundPort in ports {
-                return KiteTestServer(host: host, port: boundPort, serverTask: serverTask)
+                return KiteTestServer(host: host, port: boundPort, tls: tls, serverTask: serverTask)
             }
             // The server stopped before listening: report why.
             try await serverTask.value
@@ -103,7 +146,36 @@ public final class KiteTestServer: Sendable {
         port: Int = 0,
         onStarted: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws {
-        let application = Self.makeApplication(host: host, port: port, onStarted: onStarted)
+        try await Self.run(host: host, port: port, tls: nil, onStarted: onStarted)
+    }
+
+    /// Runs a server in the current task, serving TLS when `tls` is set, until the task is
+    /// cancelled.
+    ///
+    /// This suits a command-line `serve` command: the server runs in the foreground and
+    /// `onStarted` reports the bound port once it is listening.
+    ///
+    /// ```swift
+    /// let authority = try TestCertificateAuthority()
+    /// try await KiteTestServer.run(host: "127.0.0.1", port: 8443, tls: .init(authority: authority)) { port in
+    ///     print("Listening on https://127.0.0.1:\(port)")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: The address to bind to.
+    ///   - port: The port to bind to, or `0` for an ephemeral port.
+    ///   - tls: How to serve TLS, or `nil` for plain HTTP.
+    ///   - onStarted: Called with the bound port once the server is listening.
+    /// - Throws: The error from loading the certificate into the TLS library or from binding the
+    ///   socket, for example when the port is in use.
+    public static func run(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        tls: TLSOptions?,
+        onStarted: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws {
+        let application = try Self.makeApplication(host: host, port: port, tls: tls, onStarted: onStarted)
         try await application.run()
     }
 
@@ -128,12 +200,14 @@ public final class KiteTestServer: Sendable {
     private static func makeApplication(
         host: String,
         port: Int,
+        tls: TLSOptions?,
         onStarted: @escaping @Sendable (Int) -> Void
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         var logger = Logger(label: "KiteTestServer")
         logger.logLevel = .critical
         return Application(
-            router: HTTPBinRouter.make(),
+            router: HTTPBinRouter.make(isSecure: tls != nil),
+            server: try tls?.makeServerBuilder() ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 onStarted(channel.localAddress?.port ?? port)

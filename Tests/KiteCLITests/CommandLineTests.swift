@@ -99,9 +99,28 @@ import Testing
     }
 
     @Test func serveListensUntilStopped() throws {
+        let text = try Self.firstLineOfServe("serve", "--port", "0")
+        #expect(
+            text.wholeMatch(of: #/Kite test server listening on http://127\.0\.0\.1:\d+ \(Ctrl-C to stop\)/#) != nil,
+            "\(text)"
+        )
+    }
+
+    @Test func serveTLSNamesTheRootCertificateItWrote() throws {
+        let text = try Self.firstLineOfServe("serve", "--tls", "--port", "0")
+        #expect(text.hasPrefix("Kite test server listening on https://127.0.0.1:"))
+        let match = text.wholeMatch(of: #/.+ https://127\.0\.0\.1:\d+ \(CA: (?<path>/.+/root\.pem); Ctrl-C to stop\)/#)
+        let path = try #require(match?.output.path, "\(text)")
+        let pem = try String(contentsOfFile: String(path), encoding: .utf8)
+        #expect(pem.hasPrefix("-----BEGIN CERTIFICATE-----\n"))
+        try FileManager.default.removeItem(atPath: URL(fileURLWithPath: String(path)).deletingLastPathComponent().path)
+    }
+
+    /// Runs `kite` with `arguments` and returns the first line it prints, then stops it.
+    static func firstLineOfServe(_ arguments: String...) throws -> String {
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["serve", "--port", "0"]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -114,7 +133,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         let handle = output.fileHandleForReading
         DispatchQueue.global().async {
-            for _ in 0..<200 {
+            for _ in 0..<500 {
                 let byte = handle.readData(ofLength: 1)
                 if byte.isEmpty || byte == Data("\n".utf8) { break }
                 line.withLockedValue { $0.append(byte) }
@@ -125,11 +144,7 @@ import Testing
             process.terminate()
             _ = done.wait(timeout: .now() + 5)
         }
-        let text = String(decoding: line.withLockedValue { $0 }, as: UTF8.self)
-        #expect(
-            text.wholeMatch(of: #/Kite test server listening on http://127\.0\.0\.1:\d+ \(Ctrl-C to stop\)/#) != nil,
-            "\(text)"
-        )
+        return String(decoding: line.withLockedValue { $0 }, as: UTF8.self)
     }
 
     static func closedPort() throws -> Int {

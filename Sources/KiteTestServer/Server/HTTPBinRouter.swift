@@ -2,9 +2,13 @@ import Hummingbird
 
 /// Builds the router with every httpbin endpoint the test server offers.
 enum HTTPBinRouter {
-    static func make() -> Router<HTTPBinRequestContext> {
+    /// Makes the router; `isSecure` is for a server that serves TLS, and adds `/tls`.
+    static func make(isSecure: Bool = false) -> Router<HTTPBinRequestContext> {
         let router = Router(context: HTTPBinRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middleware applies to the routes added after it, and to unmatched requests.
+        if isSecure {
+            router.add(middleware: TLSConnectionMiddleware())
+        }
         router.add(middleware: HTTPBinMiddleware())
         router.add(middleware: AnythingMiddleware())
         router.addInspectionRoutes()
@@ -23,6 +27,9 @@ enum HTTPBinRouter {
         router.addUploadRoutes()
         router.addEventStreamRoutes()
         router.addStreamLinesRoutes()
+        if isSecure {
+            router.addTLSRoutes()
+        }
         return router
     }
 }

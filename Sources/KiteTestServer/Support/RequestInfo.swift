@@ -22,7 +22,7 @@ struct RequestInfo: Sendable {
     /// The Host header (the request's authority), if any.
     var host: String?
 
-    init(request: Request, context: some RemoteAddressRequestContext) {
+    init(request: Request, context: HTTPBinRequestContext) {
         self.method = request.method.rawValue
         self.args = MultiDict(urlEncoded: request.uri.query.map { Substring($0) } ?? "")
         self.host = request.head.authority
@@ -52,7 +52,8 @@ struct RequestInfo: Sendable {
         let remote = context.remoteAddress?.ipAddress ?? "127.0.0.1"
         self.origin = merged["x-forwarded-for"] ?? remote
 
-        var scheme = merged["x-forwarded-proto"] ?? merged["x-forwarded-protocol"] ?? "http"
+        let connectionScheme = context.isSecure ? "https" : "http"
+        var scheme = merged["x-forwarded-proto"] ?? merged["x-forwarded-protocol"] ?? connectionScheme
         if merged["x-forwarded-proto"] == nil, merged["x-forwarded-protocol"] == nil,
             merged["x-forwarded-ssl"] == "on"
         {

@@ -121,6 +121,32 @@ struct TourCommand: AsyncParsableCommand {
         )
         try await observing.shutdown()
 
+        // HTTPS with a private CA: a pinned intermediate passes, an expired certificate is refused by name.
+        let authority = try TestCertificateAuthority()
+        let secure = try await KiteTestServer.start(tls: .init(authority: authority, certificate: .leaf))
+        let expired = try await KiteTestServer.start(tls: .init(authority: authority, certificate: .expired))
+        var trusting = Session.Configuration()
+        trusting.tls.trustRoots = .certificates([authority.root.certificate])
+        let pinning = Session(
+            configuration: trusting,
+            serverTrustManager: ServerTrustManager(evaluators: [
+                "127.0.0.1": PinnedCertificatesTrustEvaluator(certificates: [authority.intermediate.certificate])
+            ])
+        )
+        let pinned = pinning.request("\(secure.baseURL)/get")
+        let pinnedResponse = await Self.show("11. HTTPS pinned to the private CA's intermediate", pinned) {
+            await pinned.validate().serializingData().response
+        }
+        let refusedTLS = pinning.request("\(expired.baseURL)/get")
+        let refusedTLSResponse = await Self.show("12. An expired certificate, refused with its reason", refusedTLS) {
+            await refusedTLS.serializingData().response
+        }
+        check(pinnedResponse.response?.status.code == 200, "the pinned HTTPS request failed")
+        check(refusedTLSResponse.error?.code == .serverTrustEvaluationFailed, "the expired certificate was accepted")
+        try await pinning.shutdown()
+        try await secure.shutdown()
+        try await expired.shutdown()
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

@@ -28,6 +28,17 @@ extension AHCTransport {
                 underlyingError: error
             )
         }
+        if let refusal = error as? TrustGate.Refusal {
+            return refusal.error
+        }
+        if Self.isVerificationFailure(error) {
+            let host = authority.map(TrustGate.Check.host(ofAuthority:)) ?? "the server"
+            return KiteError(
+                code: .serverTrustEvaluationFailed,
+                message: "the server \(host) is not trusted: its certificate failed verification",
+                underlyingError: error
+            )
+        }
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
             return KiteError(
                 code: .tlsFailed,
@@ -193,6 +204,17 @@ extension AHCTransport {
         case EPIPE: "broken pipe"
         default: String(cString: strerror(errno)).lowercased()
         }
+    }
+
+    /// Whether the handshake failed because the server's certificate did not verify (chain, dates or host).
+    static func isVerificationFailure(_ error: any Error) -> Bool {
+        if let error = error as? NIOSSLError, case .handshakeFailed(let boringError) = error {
+            return EngineErrorCase.packedCodes(of: boringError).contains(EngineErrorCase.certificateVerifyFailed)
+        }
+        if let error = error as? NIOSSLExtraError {
+            return error == .failedToValidateHostname || error == .serverHostnameImpossibleToMatch
+        }
+        return false
     }
 
     private static func tlsFailureReason(_ error: any Error) -> String {

@@ -13,6 +13,10 @@ final class AHCTransport: Transport {
     private let client: HTTPClient
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
+    /// Runs the session's server trust evaluators, when it has a trust manager.
+    private let trust: TrustGate?
+    /// Why the session's TLS options could not be applied; every request fails with it.
+    private let setupError: KiteError?
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
     /// The session's default header fields, and the same as NIO headers: most requests send exactly
@@ -28,9 +32,29 @@ final class AHCTransport: Transport {
 
     /// - Parameter tlsConfiguration: The engine's TLS settings; `nil` verifies against the system's
     ///   roots. Internal until Kite has a trust API of its own (tests use it to trust a test CA).
-    init(configuration: Session.Configuration, canShutDown: Bool, tlsConfiguration: TLSConfiguration? = nil) {
+    init(
+        configuration: Session.Configuration,
+        canShutDown: Bool,
+        tlsConfiguration: TLSConfiguration? = nil,
+        serverTrustManager: ServerTrustManager? = nil
+    ) {
         var config = HTTPClient.Configuration()
-        config.tlsConfiguration = tlsConfiguration
+        // The session's TLS options, when not the defaults; a bad client key or certificate fails each request.
+        var setupError: KiteError?
+        if let tlsConfiguration {
+            config.tlsConfiguration = tlsConfiguration
+        } else if !configuration.tls.isDefault {
+            do {
+                config.tlsConfiguration = try configuration.tls.makeConfiguration(verification: .full)
+            } catch {
+                setupError = error
+            }
+        }
+        self.setupError = setupError
+        // Server trust: each host's evaluator sets the handshake's verification (per-request TLS configuration,
+        // so such connections are pooled apart) and runs on the connection before a request is written.
+        let trust = serverTrustManager.map { TrustGate(manager: $0, options: configuration.tls) }
+        self.trust = trust
         config.timeout = HTTPClient.Configuration.Timeout(
             connect: TimeAmount(configuration.timeouts.connect),
             read: configuration.timeouts.idleRead.map { TimeAmount($0) }
@@ -40,9 +64,10 @@ final class AHCTransport: Transport {
         let idleWrite = configuration.timeouts.idleWrite.map { TimeAmount($0) }
         // Connection metrics: a probe on every connection tells each request which one served it.
         let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
-        if idleWrite != nil || probe != nil {
+        if idleWrite != nil || probe != nil || trust != nil {
             config.http1_1ConnectionDebugInitializer = { channel in
                 channel.eventLoop.submit {
+                    trust?.installHTTP1(on: channel)
                     probe?.installHTTP1(on: channel)
                     if let idleWrite {
                         try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: idleWrite))
@@ -54,8 +79,13 @@ final class AHCTransport: Transport {
             config.http2ConnectionDebugInitializer = { channel in
                 channel.eventLoop.submit { probe.installHTTP2Connection(on: channel) }
             }
+        }
+        if probe != nil || trust != nil {
             config.http2StreamChannelDebugInitializer = { stream in
-                stream.eventLoop.submit { probe.installHTTP2Stream(on: stream) }
+                stream.eventLoop.submit {
+                    trust?.installHTTP2Stream(on: stream)
+                    probe?.installHTTP2Stream(on: stream)
+                }
             }
         }
         self.connectionProbe = probe
@@ -81,6 +111,7 @@ final class AHCTransport: Transport {
     }
 
     func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
+        if let setupError { throw setupError }
         let head = request.head
         let scheme = head.scheme ?? "http"
         let authority = head.authority ?? ""
@@ -92,6 +123,9 @@ final class AHCTransport: Transport {
         url += authority
         url += path
         var outgoing = HTTPClientRequest(url: url)
+        if let trust = self.trust, scheme == "https" {
+            try self.applyTrust(trust, authority: authority, to: &outgoing)
+        }
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
         outgoing.headers =
             head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
@@ -146,6 +180,37 @@ final class AHCTransport: Transport {
         return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
     }
 
+    /// A handshake's verification failure with the reason read from the server's certificate
+    /// (``TrustDiagnosis``), bounded by the connect timeout.
+    private func explainingTrustFailure(_ failure: KiteError, authority: String?) async -> KiteError {
+        guard let authority else { return failure }
+        let host = TrustGate.Check.host(ofAuthority: authority)
+        let port = authority.split(separator: ":").last.flatMap { Int($0) } ?? 443
+        let reason = await TrustDiagnosis.reason(
+            host: host,
+            port: port,
+            timeout: self.timeouts.connect,
+            group: Self.eventLoopGroup
+        )
+        return KiteError(
+            code: .serverTrustEvaluationFailed,
+            message: "the server \(host) is not trusted: \(reason)",
+            underlyingError: failure.underlyingError
+        )
+    }
+
+    /// The TLS configuration the host's evaluator asks for; throws when the host has none and must.
+    private func applyTrust(
+        _ trust: TrustGate,
+        authority: String,
+        to outgoing: inout HTTPClientRequest
+    ) throws(KiteError) {
+        let host = TrustGate.Check.host(ofAuthority: authority)
+        if let evaluator = try trust.evaluator(forHost: host) {
+            outgoing.tlsConfiguration = try trust.configuration(for: evaluator.handshakeVerification)
+        }
+    }
+
     /// Executes `request`, sending it once more when the first try failed before any of it was written.
     private func execute(
         _ request: HTTPClientRequest,
@@ -167,7 +232,11 @@ final class AHCTransport: Transport {
                     resent = true
                     continue
                 }
-                throw self.kiteError(from: error, authority: authority)
+                let failure = self.kiteError(from: error, authority: authority)
+                if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
+                    throw await self.explainingTrustFailure(failure, authority: authority)
+                }
+                throw failure
             }
         }
     }

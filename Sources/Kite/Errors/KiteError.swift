@@ -221,6 +221,11 @@ extension KiteError {
         public static let connectionLost = Code("connectionLost")
         /// The TLS handshake or certificate verification failed.
         public static let tlsFailed = Code("tlsFailed")
+        /// The server is not trusted for the host: its certificate failed verification (expired, for another
+        /// host, from an untrusted root) or an evaluator of the ``ServerTrustManager`` refused it (pin
+        /// mismatch), or the host has no evaluator and all hosts must be evaluated. The message names the host
+        /// and what did not match.
+        public static let serverTrustEvaluationFailed = Code("serverTrustEvaluationFailed")
         /// A timeout expired; ``KiteError/timeout`` says which.
         public static let timedOut = Code("timedOut")
         /// The request was cancelled.

@@ -62,6 +62,9 @@ extension Session {
         /// your own (`configuration.redactedHeaderNames.insert(HTTPField.Name("X-Session")!)`).
         public var redactedHeaderNames: Set<HTTPField.Name> = Redaction.defaultHeaderNames
 
+        /// Trust roots, a client certificate for mutual TLS and the lowest TLS version (``TLSOptions``).
+        public var tls = TLSOptions()
+
         /// Whether each response's ``ResponseMetrics/connection`` tells which connection served it (reused or new,
         /// HTTP and TLS versions, addresses, time waited for a new one). Off by default: it costs a few
         /// allocations per request.

@@ -6,7 +6,7 @@ import Logging
 /// Creates and runs requests: the entry point of Kite.
 ///
 /// ``Session/default`` uses a shared engine that is never shut down; use it for most work.
-/// A session made with ``init(configuration:callbackQueue:logger:interceptor:redirectHandler:eventMonitors:)`` owns its connections and must
+/// A session made with ``init(configuration:callbackQueue:logger:interceptor:redirectHandler:serverTrustManager:eventMonitors:)`` owns its connections and must
 /// be shut down with ``shutdown()`` when no longer needed.
 ///
 /// ```swift
@@ -71,6 +71,8 @@ public final class Session: Sendable {
     ///   - interceptor: Adapts and retries every request (a ``RetryPolicy``, an ``AuthenticationInterceptor``,
     ///     an ``Interceptor`` of several); a request's own interceptor runs after it.
     ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
+    ///   - serverTrustManager: Chooses the evaluator that decides whether each HTTPS host is trusted
+    ///     (pinning, private CAs); `nil` verifies every server against the trust roots.
     ///   - eventMonitors: Observe every request's lifecycle (``EventMonitor``).
     public convenience init(
         configuration: Configuration = .default,
@@ -78,11 +80,16 @@ public final class Session: Sendable {
         logger: Logger? = nil,
         interceptor: (any RequestInterceptor)? = nil,
         redirectHandler: (any RedirectHandler)? = nil,
+        serverTrustManager: ServerTrustManager? = nil,
         eventMonitors: [any EventMonitor] = []
     ) {
         self.init(
             configuration: configuration,
-            transport: AHCTransport(configuration: configuration, canShutDown: true),
+            transport: AHCTransport(
+                configuration: configuration,
+                canShutDown: true,
+                serverTrustManager: serverTrustManager
+            ),
             callbackQueue: callbackQueue,
             logger: logger,
             interceptor: interceptor,

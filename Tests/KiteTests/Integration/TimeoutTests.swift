@@ -103,14 +103,16 @@ import Testing
 }
 
 @Suite struct TLSFailureTests {
-    @Test func anUntrustedCertificateFailsWithTLSFailed() async throws {
+    @Test func anUntrustedCertificateFailsWithItsReason() async throws {
         let server = try await UntrustedTLSServer()
         let url = "https://127.0.0.1:\(server.port)/get"
         let error = try #require(await Session.default.request(url).serializingData().response.error)
         try await server.shutdown()
-        #expect(error.code == .tlsFailed)
+        #expect(error.code == .serverTrustEvaluationFailed)
         #expect(
-            error.description == "GET \(url) failed: the TLS handshake failed (the server's certificate is not trusted)"
+            error.description
+                == "GET \(url) failed: the server 127.0.0.1 is not trusted: its certificate is self-signed "
+                + "(CN=Kite test server) and not among the trusted roots"
         )
     }
 }

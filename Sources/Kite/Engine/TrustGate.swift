@@ -1,0 +1,158 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOSSL
+import X509
+
+/// The engine's side of a ``ServerTrustManager``: the TLS configuration each host's evaluator asks the
+/// handshake for, and the check that runs the evaluator on a connection before any request byte is written.
+///
+/// AHC has no verification callback, so the evaluation runs in a handler added through its connection
+/// initializers (after the handshake): the first request head written on a connection is held until the
+/// evaluator accepts the server for that head's host; a refusal fails the write (nothing reaches the
+/// socket) and closes the connection, so it is never reused.
+final class TrustGate: Sendable {
+    let manager: ServerTrustManager
+    let options: TLSOptions
+    private let configurations = NIOLockedValueBox<[HandshakeVerification: TLSConfiguration]>([:])
+
+    init(manager: ServerTrustManager, options: TLSOptions) {
+        self.manager = manager
+        self.options = options
+    }
+
+    /// The evaluator for `host`, with the error a refusal carries.
+    func evaluator(forHost host: String) throws(KiteError) -> (any ServerTrustEvaluating)? {
+        do {
+            return try self.manager.serverTrustEvaluator(forHost: host)
+        } catch let error as KiteError {
+            throw error
+        } catch {
+            throw TrustChecks.failure(host, "its trust manager failed: \(error)")
+        }
+    }
+
+    /// The engine's TLS configuration for an evaluator's handshake verification, made once per verification.
+    func configuration(for verification: HandshakeVerification) throws(KiteError) -> TLSConfiguration {
+        if let made = self.configurations.withLockedValue({ $0[verification] }) { return made }
+        let made = try self.options.makeConfiguration(verification: verification)
+        self.configurations.withLockedValue { $0[verification] = made }
+        return made
+    }
+
+    /// Adds the check to a new HTTP/1.1 connection, in front of AHC's request encoder.
+    func installHTTP1(on channel: any Channel) {
+        let operations = channel.pipeline.syncOperations
+        guard let encoder = try? operations.handler(type: HTTPRequestEncoder.self) else { return }
+        try? operations.addHandler(Check(gate: self, connection: channel), position: .after(encoder))
+    }
+
+    /// Adds the check to an HTTP/2 stream, in front of its HTTP/1-style codec; the certificate is its
+    /// connection's.
+    func installHTTP2Stream(on stream: any Channel) {
+        let operations = stream.pipeline.syncOperations
+        guard let parent = stream.parent,
+            let codec = try? operations.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+        else { return }
+        try? operations.addHandler(Check(gate: self, connection: parent), position: .after(codec))
+    }
+
+    /// The server's certificate on `connection` (its TLS handler is there once the handshake is over).
+    static func serverTrust(on connection: any Channel, host: String) -> ServerTrust {
+        guard let peer = try? connection.pipeline.syncOperations.nioSSL_peerCertificate(),
+            let der = try? peer.toDERBytes(),
+            let certificate = try? Certificate(derEncoded: der)
+        else { return ServerTrust(host: host, certificates: []) }
+        return ServerTrust(host: host, certificates: [certificate])
+    }
+
+    /// Why a request was refused before it was written.
+    struct Refusal: Error {
+        let error: KiteError
+    }
+
+    /// Holds each request head until the server is trusted for its host; fails every write once refused.
+    final class Check: ChannelOutboundHandler, RemovableChannelHandler {
+        typealias OutboundIn = HTTPClientRequestPart
+        typealias OutboundOut = HTTPClientRequestPart
+
+        private let gate: TrustGate
+        private let connection: any Channel
+        /// The hosts already accepted on this connection.
+        private var trusted: Set<String> = []
+        private var refusal: Refusal?
+
+        init(gate: TrustGate, connection: any Channel) {
+            self.gate = gate
+            self.connection = connection
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            if let refusal = self.refusal {
+                promise?.fail(refusal)
+                return
+            }
+            if case .head(let head) = self.unwrapOutboundIn(data) {
+                let host = Self.host(of: head)
+                if !self.trusted.contains(host) {
+                    do throws(KiteError) {
+                        if let evaluator = try self.gate.evaluator(forHost: host) {
+                            try Self.run(evaluator, TrustGate.serverTrust(on: self.connection, host: host), host)
+                        }
+                        self.trusted.insert(host)
+                    } catch {
+                        self.refuse(Refusal(error: error), context: context, promise: promise)
+                        return
+                    }
+                }
+            }
+            context.write(data, promise: promise)
+        }
+
+        /// Fails the write, then the request through the pipeline (AHC fails it with this error and closes
+        /// the HTTP/1 connection; closing first would race it with "connection closed"). An HTTP/2
+        /// connection is closed on the next tick, once the stream's request has failed.
+        private func refuse(_ refusal: Refusal, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+            self.refusal = refusal
+            promise?.fail(refusal)
+            context.fireErrorCaught(refusal)
+            if self.connection !== context.channel {
+                let connection = self.connection
+                context.eventLoop.execute { connection.close(promise: nil) }
+            }
+        }
+
+        private static func run(
+            _ evaluator: any ServerTrustEvaluating,
+            _ trust: ServerTrust,
+            _ host: String
+        ) throws(KiteError) {
+            do {
+                try evaluator.evaluate(trust, forHost: host)
+            } catch let error as KiteError where error.code == .serverTrustEvaluationFailed {
+                throw error
+            } catch {
+                throw KiteError(
+                    code: .serverTrustEvaluationFailed,
+                    message: "the server \(host) is not trusted: \(error)",
+                    underlyingError: error
+                )
+            }
+        }
+
+        /// The host a head is for, from its `Host` field, without the port.
+        static func host(of head: HTTPRequestHead) -> String {
+            self.host(ofAuthority: head.headers.first(name: "host") ?? "")
+        }
+
+        /// `host[:port]` or `[v6]:port` without the port, lowercased.
+        static func host(ofAuthority value: String) -> String {
+            if value.hasPrefix("["), let end = value.firstIndex(of: "]") {
+                return String(value[value.index(after: value.startIndex)..<end]).lowercased()
+            }
+            return String(value.split(separator: ":", maxSplits: 1).first ?? "").lowercased()
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// The checks evaluators share.
+enum TrustChecks {
+    /// A `serverTrustEvaluationFailed` error naming `host` and the reason.
+    static func failure(_ host: String, _ reason: String) -> KiteError {
+        KiteError(code: .serverTrustEvaluationFailed, message: "the server \(host) is not trusted: \(reason)")
+    }
+
+    static func leaf(of trust: ServerTrust, host: String) throws(KiteError) -> Certificate {
+        guard let leaf = trust.leaf else { throw self.failure(host, "it presented no certificate") }
+        return leaf
+    }
+
+    /// Whether `key` (of the certificate named `subject`) signed `certificate`.
+    static func isIssuer(_ key: Certificate.PublicKey, subject: DistinguishedName, of certificate: Certificate) -> Bool
+    {
+        certificate.issuer == subject && key.isValidSignature(certificate.signature, for: certificate)
+    }
+
+    /// Throws unless `certificate` names `host` in its subject alternative names (RFC 6125: DNS names with a
+    /// wildcard in the leftmost label only, IP addresses byte for byte).
+    static func requireName(_ host: String, in certificate: Certificate) throws(KiteError) {
+        guard self.names(host, certificate) else {
+            throw self.failure(host, "its certificate (\(certificate.subject)) is not for this host")
+        }
+    }
+
+    static func names(_ host: String, _ certificate: Certificate) -> Bool {
+        guard let names = try? certificate.extensions.subjectAlternativeNames else { return false }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if let address = self.addressBytes(bare) {
+            return names.contains { name in
+                if case .ipAddress(let bytes) = name { return Array(bytes.bytes) == address }
+                return false
+            }
+        }
+        let wanted = bare.lowercased().split(separator: ".", omittingEmptySubsequences: false)
+        return names.contains { name in
+            guard case .dnsName(let dns) = name else { return false }
+            let pattern = dns.lowercased().split(separator: ".", omittingEmptySubsequences: false)
+            guard pattern.count == wanted.count, pattern.count >= 2 else { return false }
+            if pattern[0] == "*" { return pattern.dropFirst().elementsEqual(wanted.dropFirst()) && pattern.count >= 3 }
+            return pattern == wanted
+        }
+    }
+
+    /// The bytes of an IPv4 or IPv6 address written as text, or `nil` for a host name.
+    static func addressBytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { Array($0) }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { Array($0) }
+        }
+        return nil
+    }
+}

@@ -24,6 +24,9 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(name: .customLong("check-status"), help: "Exit with 3, 4 or 5 for 3xx, 4xx or 5xx responses.")
     var checkStatus = false
 
+    @OptionGroup(title: "TLS")
+    var tls: TLSCommandOptions
+
     func run() async throws {
         let invocation: Invocation
         do {
@@ -31,7 +34,9 @@ struct RequestCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let request = invocation.makeRequest(on: .default)
+        let session = self.tls.isDefault ? Session.default : try self.tls.makeSession()
+        defer { if !self.tls.isDefault { Task { try? await session.shutdown() } } }
+        let request = invocation.makeRequest(on: session)
         if self.curl {
             print(request.cURLDescription())
             print()

@@ -18,17 +18,19 @@ final class RecordingTLSServer: Sendable {
     /// Every byte received so far, on all connections.
     var receivedBytes: [UInt8] { self.received.withLockedValue { $0 } }
 
-    init(presenting credential: TestCertificateAuthority.Credential) async throws {
-        let chain = try ([credential.certificate] + credential.chain).map { certificate -> NIOSSLCertificateSource in
+    init(presenting credential: TestCertificateAuthority.Credential, maximumTLSVersion: TLSVersion? = nil) async throws
+    {
+        let chain = try credential.chain.map { certificate -> NIOSSLCertificateSource in
             var serializer = DER.Serializer()
             try serializer.serialize(certificate)
             return .certificate(try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der))
         }
         let key = try NIOSSLPrivateKey(bytes: Array(credential.privateKeyPEM.utf8), format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(
+        var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain,
             privateKey: .privateKey(key)
         )
+        configuration.maximumTLSVersion = maximumTLSVersion
         let context = try NIOSSLContext(configuration: configuration)
         let received = self.received
         self.channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import HTTPTypes
 import KiteTestServer
+import NIOSSL
+import SwiftASN1
 import Testing
 import X509
 
@@ -333,6 +335,62 @@ actor TrustServers {
         let accepted = await identified.request(server.baseURL + "/get").serializingData().response
         #expect(accepted.response?.status.code == 200, "\(String(describing: accepted.error))")
         try await identified.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test func aPKCS12ClientIdentity() async throws {
+        let authority = try TestCertificateAuthority()
+        let server = try await KiteTestServer.start(
+            host: "127.0.0.1",
+            port: 0,
+            tls: KiteTestServer.TLSOptions(authority: authority, certificate: .leaf, clientCertificate: .required)
+        )
+        let bundle = NIOSSLPKCS12Bundle(
+            certificateChain: try authority.client.chain.map {
+                var serializer = DER.Serializer()
+                try serializer.serialize($0)
+                return try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der)
+            },
+            privateKey: try NIOSSLPrivateKey(bytes: Array(authority.client.privateKeyPEM.utf8), format: .pem)
+        )
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).p12")
+        try Data(try bundle.serialize(passphrase: Array("s3cret".utf8))).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        var configuration = Session.Configuration()
+        configuration.tls.trustRoots = .certificates([authority.root.certificate])
+        configuration.tls.clientIdentity = try ClientIdentity(pkcs12File: file, passphrase: "s3cret")
+        #expect(configuration.tls.clientIdentity?.certificateChain.first == authority.client.certificate)
+        let session = Session(configuration: configuration)
+        let response = await session.request(server.baseURL + "/get").serializingData().response
+        #expect(response.response?.status.code == 200, "\(String(describing: response.error))")
+        try await session.shutdown()
+        try await server.shutdown()
+        do {
+            _ = try ClientIdentity(pkcs12File: file, passphrase: "wrong")
+            Issue.record("a wrong passphrase opened the file")
+        } catch {
+            #expect(error.code == .invalidRequest && error.message.contains(file.lastPathComponent))
+        }
+    }
+
+    @Test func theMinimumTLSVersionRefusesOlderServers() async throws {
+        let authority = try TestCertificateAuthority()
+        let server = try await RecordingTLSServer(presenting: authority.leaf, maximumTLSVersion: .tlsv12)
+        let url = "https://127.0.0.1:\(server.port)/get"
+        var configuration = Session.Configuration()
+        configuration.tls.trustRoots = .certificates([authority.root.certificate])
+        configuration.collectsConnectionMetrics = true
+        let lenient = Session(configuration: configuration)
+        let accepted = await lenient.request(url).serializingData().response
+        #expect(accepted.response?.status.code == 200)
+        #expect(accepted.metrics?.connection?.tlsVersion == "TLSv1.2")
+        try await lenient.shutdown()
+        configuration.tls.minimumVersion = .v1_3
+        let strict = Session(configuration: configuration)
+        let refused = await strict.request(url).serializingData().response
+        #expect(refused.error?.code == .tlsFailed, "\(String(describing: refused.error))")
+        try await strict.shutdown()
         try await server.shutdown()
     }
 

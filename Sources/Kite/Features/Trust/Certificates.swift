@@ -16,6 +16,11 @@ public enum Certificates {
     ///
     /// - Throws: ``KiteError`` `invalidRequest` naming the file when it cannot be read or holds none.
     public static func load(from file: URL) throws(KiteError) -> [Certificate] {
+        try self.load(from: file, skippingKeys: false)
+    }
+
+    /// `skippingKeys`: a PEM file that holds no certificate (a private key next to its certificate) gives none.
+    private static func load(from file: URL, skippingKeys: Bool) throws(KiteError) -> [Certificate] {
         let data: Data
         do {
             data = try Data(contentsOf: file)
@@ -29,6 +34,7 @@ public enum Certificates {
         do {
             if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN") {
                 let blocks = self.pemBlocks(in: text).filter { $0.label == "CERTIFICATE" }
+                if blocks.isEmpty, skippingKeys { return [] }
                 guard !blocks.isEmpty else {
                     throw KiteError(code: .invalidRequest, message: "\(file.path) holds no PEM certificate")
                 }
@@ -46,7 +52,8 @@ public enum Certificates {
         }
     }
 
-    /// The certificates of every `.cer`, `.crt`, `.der` and `.pem` file in a folder, in file name order.
+    /// The certificates of every `.cer`, `.crt`, `.der` and `.pem` file in a folder, in file name order (PEM
+    /// files holding only a private key are skipped).
     public static func inDirectory(_ directory: URL) throws(KiteError) -> [Certificate] {
         let names: [String]
         do {
@@ -60,7 +67,7 @@ public enum Certificates {
         }
         var certificates: [Certificate] = []
         for name in names.sorted() where self.fileExtensions.contains((name as NSString).pathExtension.lowercased()) {
-            certificates += try self.load(from: directory.appendingPathComponent(name))
+            certificates += try self.load(from: directory.appendingPathComponent(name), skippingKeys: true)
         }
         return certificates
     }

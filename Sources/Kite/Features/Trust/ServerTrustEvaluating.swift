@@ -145,6 +145,8 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
 /// `PublicKeysTrustEvaluator`.
 public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     let keys: [Certificate.PublicKey]
+    /// Base64 SHA-256 digests of DER SubjectPublicKeyInfo (curl's `--pinnedpubkey sha256//…`).
+    let sha256Pins: Set<String>
     let performDefaultValidation: Bool
     let validateHost: Bool
 
@@ -154,6 +156,22 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     ///   - validateHost: Whether the certificate must name the host.
     public init(keys: [Certificate.PublicKey], performDefaultValidation: Bool = true, validateHost: Bool = true) {
         self.keys = keys
+        self.sha256Pins = []
+        self.performDefaultValidation = performDefaultValidation
+        self.validateHost = validateHost
+    }
+
+    /// Pins given as base64 SHA-256 digests of the server certificate's DER SubjectPublicKeyInfo, as curl's
+    /// `--pinnedpubkey sha256//…` and HPKP write them (a `sha256//` prefix is accepted). A digest cannot check
+    /// a signature, so these pins match the server's own key only.
+    ///
+    /// - Parameters:
+    ///   - sha256Pins: The digests, base64.
+    ///   - performDefaultValidation: Whether the handshake also validates the chain.
+    ///   - validateHost: Whether the certificate must name the host.
+    public init(sha256Pins: [String], performDefaultValidation: Bool = true, validateHost: Bool = true) {
+        self.keys = []
+        self.sha256Pins = Set(sha256Pins.map { $0.hasPrefix("sha256//") ? String($0.dropFirst(8)) : $0 })
         self.performDefaultValidation = performDefaultValidation
         self.validateHost = validateHost
     }
@@ -167,6 +185,11 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         if !self.performDefaultValidation, self.validateHost { try TrustChecks.requireName(host, in: leaf) }
         if self.keys.contains(leaf.publicKey) { return }
         if self.keys.contains(where: { $0.isValidSignature(leaf.signature, for: leaf) }) { return }
+        if !self.sha256Pins.isEmpty, let digest = TrustChecks.publicKeySHA256(of: leaf),
+            self.sha256Pins.contains(digest)
+        {
+            return
+        }
         throw TrustChecks.failure(
             host,
             "no pinned public key matches the server's certificate (\(leaf.subject)) or its issuer (\(leaf.issuer))"

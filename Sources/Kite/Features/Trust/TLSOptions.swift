@@ -64,15 +64,8 @@ public struct TLSOptions: Sendable {
                 configuration.additionalTrustRoots = [.certificates(try roots.map(Self.nioCertificate) + anchors)]
             }
             if let identity = self.clientIdentity {
-                configuration.certificateChain = try identity.certificateChain.map {
-                    .certificate(try Self.nioCertificate($0))
-                }
-                configuration.privateKey = .privateKey(
-                    try NIOSSLPrivateKey(
-                        bytes: Array(identity.privateKey.serializeAsPEM().pemString.utf8),
-                        format: .pem
-                    )
-                )
+                configuration.certificateChain = identity.tlsChain.map { .certificate($0) }
+                configuration.privateKey = .privateKey(identity.tlsKey)
             }
         } catch {
             throw KiteError(
@@ -92,36 +85,73 @@ public struct TLSOptions: Sendable {
 }
 
 /// A client certificate chain and its private key, for servers that require mutual TLS.
+///
+/// ```swift
+/// let identity = try ClientIdentity(certificateFile: URL(fileURLWithPath: "client.pem"),
+///                                   privateKeyFile: URL(fileURLWithPath: "client-key.pem"))
+/// let fromKeychainExport = try ClientIdentity(pkcs12File: URL(fileURLWithPath: "client.p12"), passphrase: "secret")
+/// ```
 public struct ClientIdentity: Sendable {
     /// The client certificate first, then any intermediates.
     public let certificateChain: [Certificate]
-    /// The client certificate's private key.
-    public let privateKey: Certificate.PrivateKey
+    /// The chain and the key as the TLS library takes them.
+    let tlsChain: [NIOSSLCertificate]
+    let tlsKey: NIOSSLPrivateKey
 
     /// - Parameters:
     ///   - certificateChain: The client certificate first, then any intermediates.
     ///   - privateKey: Its private key.
-    public init(certificateChain: [Certificate], privateKey: Certificate.PrivateKey) {
+    /// - Throws: ``KiteError`` `invalidRequest` when the TLS library cannot take them.
+    public init(certificateChain: [Certificate], privateKey: Certificate.PrivateKey) throws(KiteError) {
         self.certificateChain = certificateChain
-        self.privateKey = privateKey
+        do {
+            self.tlsChain = try certificateChain.map(TLSOptions.nioCertificate)
+            self.tlsKey = try NIOSSLPrivateKey(bytes: Array(privateKey.serializeAsPEM().pemString.utf8), format: .pem)
+        } catch {
+            throw KiteError(
+                code: .invalidRequest,
+                message: "the client certificate or key cannot be used: \(error)",
+                underlyingError: error
+            )
+        }
     }
 
     /// Loads the chain and the key from PEM files (the key may also sit in the certificate file).
     ///
     /// - Throws: ``KiteError`` `invalidRequest` naming the file that could not be read or parsed.
     public init(certificateFile: URL, privateKeyFile: URL? = nil) throws(KiteError) {
-        self.certificateChain = try Certificates.load(from: certificateFile)
+        let chain = try Certificates.load(from: certificateFile)
         let keyFile = privateKeyFile ?? certificateFile
         let text = try Certificates.readText(keyFile)
         guard let block = Certificates.pemBlocks(in: text).first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
             throw KiteError(code: .invalidRequest, message: "\(keyFile.path) holds no PEM private key")
         }
+        let key: Certificate.PrivateKey
         do {
-            self.privateKey = try Certificate.PrivateKey(pemEncoded: block.text)
+            key = try Certificate.PrivateKey(pemEncoded: block.text)
         } catch {
             throw KiteError(
                 code: .invalidRequest,
                 message: "the private key in \(keyFile.path) could not be read: \(error)",
+                underlyingError: error
+            )
+        }
+        try self.init(certificateChain: chain, privateKey: key)
+    }
+
+    /// Loads the chain and the key from a PKCS#12 file (`.p12`, `.pfx`), as keychains and browsers export them.
+    ///
+    /// - Throws: ``KiteError`` `invalidRequest` naming the file when it cannot be read or decrypted.
+    public init(pkcs12File: URL, passphrase: String? = nil) throws(KiteError) {
+        do {
+            let bundle = try NIOSSLPKCS12Bundle(file: pkcs12File.path, passphrase: passphrase.map { Array($0.utf8) })
+            self.tlsChain = bundle.certificateChain
+            self.tlsKey = bundle.privateKey
+            self.certificateChain = try bundle.certificateChain.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+        } catch {
+            throw KiteError(
+                code: .invalidRequest,
+                message: "\(pkcs12File.path) is not a PKCS#12 file this passphrase opens: \(error)",
                 underlyingError: error
             )
         }

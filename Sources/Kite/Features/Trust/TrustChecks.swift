@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SwiftASN1
 import X509
@@ -12,6 +13,13 @@ enum TrustChecks {
     static func leaf(of trust: ServerTrust, host: String) throws(KiteError) -> Certificate {
         guard let leaf = trust.leaf else { throw self.failure(host, "it presented no certificate") }
         return leaf
+    }
+
+    /// The base64 SHA-256 digest of a certificate's DER SubjectPublicKeyInfo.
+    static func publicKeySHA256(of certificate: Certificate) -> String? {
+        var serializer = DER.Serializer()
+        guard (try? serializer.serialize(certificate.publicKey)) != nil else { return nil }
+        return Data(SHA256.hash(data: serializer.serializedBytes)).base64EncodedString()
     }
 
     /// Whether `key` (of the certificate named `subject`) signed `certificate`.

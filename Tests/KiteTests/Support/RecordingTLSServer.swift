@@ -3,6 +3,7 @@ import KiteTestServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import SwiftASN1
@@ -18,8 +19,28 @@ final class RecordingTLSServer: Sendable {
     /// Every byte received so far, on all connections.
     var receivedBytes: [UInt8] { self.received.withLockedValue { $0 } }
 
-    init(presenting credential: TestCertificateAuthority.Credential, maximumTLSVersion: TLSVersion? = nil) async throws
-    {
+    /// The types of the HTTP/2 frames received (after the client preface), for a server on one connection.
+    var receivedHTTP2FrameTypes: [UInt8] {
+        let bytes = self.receivedBytes
+        var types: [UInt8] = []
+        var offset = 24  // the client preface, "PRI * HTTP/2.0" and so on
+        while offset + 9 <= bytes.count {
+            let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+            types.append(bytes[offset + 3])
+            offset += 9 + length
+        }
+        return types
+    }
+
+    /// - Parameters:
+    ///   - credential: The certificate and key the server presents.
+    ///   - maximumTLSVersion: The newest TLS version it speaks.
+    ///   - http2: Whether it speaks HTTP/2 (ALPN `h2` only) instead of HTTP/1.1.
+    init(
+        presenting credential: TestCertificateAuthority.Credential,
+        maximumTLSVersion: TLSVersion? = nil,
+        http2: Bool = false
+    ) async throws {
         let chain = try credential.chain.map { certificate -> NIOSSLCertificateSource in
             var serializer = DER.Serializer()
             try serializer.serialize(certificate)
@@ -31,6 +52,7 @@ final class RecordingTLSServer: Sendable {
             privateKey: .privateKey(key)
         )
         configuration.maximumTLSVersion = maximumTLSVersion
+        if http2 { configuration.applicationProtocols = ["h2"] }
         let context = try NIOSSLContext(configuration: configuration)
         let received = self.received
         self.channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -38,8 +60,19 @@ final class RecordingTLSServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(OK())
+                    if !http2 {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(OK())
+                    }
+                }.flatMap {
+                    guard http2 else { return channel.eventLoop.makeSucceededVoidFuture() }
+                    return channel.configureHTTP2Pipeline(mode: .server) { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandlers([
+                                HTTP2FramePayloadToHTTP1ServerCodec(), OK(),
+                            ])
+                        }
+                    }.map { _ in }
                 }
             }
             .bind(host: "127.0.0.1", port: 0)

@@ -305,6 +305,29 @@ actor TrustServers {
         try await server.shutdown()
     }
 
+    @Test(arguments: [false, true])
+    func aRefusedHTTP2ServerReceivesNoHeadersOrData(refuse: Bool) async throws {
+        let authority = try TestCertificateAuthority()
+        let server = try await RecordingTLSServer(presenting: authority.leaf, http2: true)
+        let evaluator: any ServerTrustEvaluating =
+            refuse
+            ? PinnedCertificatesTrustEvaluator(certificates: [authority.selfSigned.certificate])
+            : DefaultTrustEvaluator()
+        let session = self.session(authority, manager: ServerTrustManager(evaluators: ["127.0.0.1": evaluator]))
+        let response = await session.upload(Data("body".utf8), to: "https://127.0.0.1:\(server.port)/post")
+            .serializingData().response
+        #expect(
+            response.error?.code == (refuse ? .serverTrustEvaluationFailed : nil),
+            "\(String(describing: response.error))"
+        )
+        try await session.shutdown()
+        let types = server.receivedHTTP2FrameTypes
+        #expect(types.first == 0x4, "the client's SETTINGS come first: \(types)")
+        // HEADERS is 0x1, DATA 0x0: a refused server sees neither.
+        #expect(types.contains(0x1) == !refuse && types.contains(0x0) == !refuse, "\(types)")
+        try await server.shutdown()
+    }
+
     // MARK: Mutual TLS and loading
 
     @Test func mutualTLSWithAndWithoutAClientCertificate() async throws {

@@ -242,6 +242,93 @@ actor TrustServers {
         self.expectRefused(result, "unexpected issuer")
     }
 
+    // MARK: Every evaluator against every certificate
+
+    /// An evaluator under test and the certificates it accepts, in `ServerCertificate.allCases` order
+    /// (leaf, expired, wrong host, self-signed, untrusted root).
+    struct MatrixRow: Sendable, CustomTestStringConvertible {
+        let name: String
+        let make: @Sendable (TestCertificateAuthority) -> any ServerTrustEvaluating
+        let accepts: [Bool]
+        var testDescription: String { self.name }
+    }
+
+    static let matrix: [MatrixRow] = [
+        MatrixRow(
+            name: "default",
+            make: { _ in DefaultTrustEvaluator() },
+            accepts: [true, false, false, false, false]
+        ),
+        MatrixRow(
+            name: "pinned leaf",
+            make: { PinnedCertificatesTrustEvaluator(certificates: [$0.leaf.certificate]) },
+            accepts: [true, false, false, false, false]
+        ),
+        MatrixRow(
+            name: "pinned intermediate",
+            make: { PinnedCertificatesTrustEvaluator(certificates: [$0.intermediate.certificate]) },
+            accepts: [true, false, false, false, false]
+        ),
+        MatrixRow(
+            name: "pinned self-signed, accepted as anchor",
+            make: {
+                PinnedCertificatesTrustEvaluator(
+                    certificates: [$0.selfSigned.certificate],
+                    acceptSelfSignedCertificates: true
+                )
+            },
+            accepts: [false, false, false, true, false]
+        ),
+        MatrixRow(
+            name: "intermediate's public key",
+            make: { PublicKeysTrustEvaluator(keys: [$0.intermediate.certificate.publicKey]) },
+            accepts: [true, false, false, false, false]
+        ),
+        MatrixRow(
+            name: "other root's public key without default validation",
+            make: {
+                PublicKeysTrustEvaluator(keys: [$0.otherRoot.certificate.publicKey], performDefaultValidation: false)
+            },
+            accepts: [false, false, false, false, true]
+        ),
+        MatrixRow(
+            name: "composite of default and pinned intermediate",
+            make: {
+                CompositeTrustEvaluator(evaluators: [
+                    DefaultTrustEvaluator(),
+                    PinnedCertificatesTrustEvaluator(certificates: [$0.intermediate.certificate]),
+                ])
+            },
+            accepts: [true, false, false, false, false]
+        ),
+        MatrixRow(name: "disabled", make: { _ in DisabledTrustEvaluator() }, accepts: [true, true, true, true, true]),
+        MatrixRow(
+            name: "closure: issued by the intermediate, nothing verified first",
+            make: { authority in
+                ClosureTrustEvaluator(handshakeVerification: .none) { trust, host in
+                    guard trust.leaf?.issuer == authority.intermediate.certificate.subject else {
+                        throw KiteError(code: .serverTrustEvaluationFailed, message: "\(host): not our intermediate")
+                    }
+                }
+            },
+            accepts: [true, true, true, false, false]
+        ),
+    ]
+
+    @Test(arguments: Self.matrix)
+    func everyEvaluatorAgainstEveryCertificate(row: MatrixRow) async throws {
+        for (certificate, accepted) in zip(TestCertificateAuthority.ServerCertificate.allCases, row.accepts) {
+            let result = try await self.get(certificate, evaluator: row.make)
+            switch result {
+            case .success(let status):
+                #expect(accepted && status == 200, "\(row.name) accepted \(certificate)")
+            case .failure(let error):
+                #expect(!accepted, "\(row.name) refused \(certificate): \(error.message)")
+                #expect(error.code == .serverTrustEvaluationFailed, "\(row.name), \(certificate): \(error)")
+            }
+        }
+    }
+
     // MARK: The manager
 
     @Test func aHostWithoutAnEvaluatorIsRefusedWhenAllMustBeEvaluated() async throws {

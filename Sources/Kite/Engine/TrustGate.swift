@@ -42,10 +42,13 @@ final class TrustGate: Sendable {
         return made
     }
 
-    /// Adds the check to a new HTTP/1.1 connection, in front of AHC's request encoder.
+    /// Adds the check to a new HTTP/1.1 connection over TLS, in front of AHC's request encoder (plain HTTP
+    /// connections have no server to evaluate).
     func installHTTP1(on channel: any Channel) {
         let operations = channel.pipeline.syncOperations
-        guard let encoder = try? operations.handler(type: HTTPRequestEncoder.self) else { return }
+        guard (try? operations.handler(type: NIOSSLClientHandler.self)) != nil,
+            let encoder = try? operations.handler(type: HTTPRequestEncoder.self)
+        else { return }
         try? operations.addHandler(Check(gate: self, connection: channel), position: .after(encoder))
     }
 

@@ -350,6 +350,14 @@ actor TrustServers {
         #expect(await lenient.request(base + "/get").serializingData().response.response?.status.code == 200)
     }
 
+    @Test func plainHTTPIsNotEvaluated() async throws {
+        let (authority, _) = try await TrustServers.shared.server(.leaf)
+        let session = self.session(authority, manager: ServerTrustManager(evaluators: ["localhost": DefaultTrustEvaluator()]))
+        defer { Task { try await session.shutdown() } }
+        let base = try await SharedTestServer.shared.baseURL()
+        #expect(await session.request(base + "/get").serializingData().response.response?.status.code == 200)
+    }
+
     @Test func wildcardKeysMatchOneLabelAndExactKeysWin() throws {
         let exact = DefaultTrustEvaluator(validateHost: false)
         let manager = ServerTrustManager(evaluators: [

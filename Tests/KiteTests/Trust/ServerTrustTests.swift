@@ -352,7 +352,10 @@ actor TrustServers {
 
     @Test func plainHTTPIsNotEvaluated() async throws {
         let (authority, _) = try await TrustServers.shared.server(.leaf)
-        let session = self.session(authority, manager: ServerTrustManager(evaluators: ["localhost": DefaultTrustEvaluator()]))
+        let session = self.session(
+            authority,
+            manager: ServerTrustManager(evaluators: ["localhost": DefaultTrustEvaluator()])
+        )
         defer { Task { try await session.shutdown() } }
         let base = try await SharedTestServer.shared.baseURL()
         #expect(await session.request(base + "/get").serializingData().response.response?.status.code == 200)

@@ -25,6 +25,11 @@ import Testing
     }
 
     static func kite(_ arguments: String...) throws -> Run {
+        try Self.run(arguments)
+    }
+
+    /// Runs `kite` with `arguments` and waits for it (blocking the calling thread).
+    static func run(_ arguments: [String]) throws -> Run {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments

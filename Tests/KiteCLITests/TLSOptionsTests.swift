@@ -4,11 +4,21 @@ import Testing
 
 /// `kite --verify`, `--cert`, `--cert-key`, `--pin-sha256`, as httpie and curl users write them.
 @Suite(.serialized) struct TLSOptionsTests {
+    /// Runs `kite` on a thread of its own: waiting for the process must not hold a thread of the cooperative
+    /// pool, which the in-process test server needs to answer it (on 2 cores, two blocked waits starve it).
+    static func kite(_ arguments: String...) async throws -> CommandLineTests.Run {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try CommandLineTests.run(arguments) })
+            }
+        }
+    }
+
     /// The authority's PEM files and a TLS server presenting `certificate`.
     private func withServer(
         _ certificate: TestCertificateAuthority.ServerCertificate = .leaf,
         clientCertificate: KiteTestServer.TLSOptions.ClientCertificatePolicy = .notRequested,
-        _ body: (TestCertificateAuthority, [String: URL], String) throws -> Void
+        _ body: (TestCertificateAuthority, [String: URL], String) async throws -> Void
     ) async throws {
         let authority = try TestCertificateAuthority()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
@@ -24,7 +34,7 @@ import Testing
             )
         )
         do {
-            try body(authority, files, server.baseURL + "/get")
+            try await body(authority, files, server.baseURL + "/get")
         } catch {
             try await server.shutdown()
             throw error
@@ -34,20 +44,20 @@ import Testing
 
     @Test func verifyTrustsACABundleOrNothing() async throws {
         try await self.withServer { _, files, url in
-            let untrusted = try CommandLineTests.kite(url)
+            let untrusted = try await Self.kite(url)
             #expect(untrusted.status == 1)
             #expect(
                 untrusted.errors.contains("is not trusted: its certificate (issued by CN=Kite Test Intermediate CA")
             )
-            let trusted = try CommandLineTests.kite("--verify", files["root.pem"]!.path, url)
+            let trusted = try await Self.kite("--verify", files["root.pem"]!.path, url)
             #expect(trusted.status == 0, "\(trusted.errors)")
             #expect(trusted.output.hasPrefix("HTTP 200 OK\n"))
         }
         try await self.withServer(.expired) { _, _, url in
-            let anything = try CommandLineTests.kite("--verify=no", url)
+            let anything = try await Self.kite("--verify=no", url)
             #expect(anything.status == 0, "\(anything.errors)")
         }
-        let missing = try CommandLineTests.kite("--verify", "/nonexistent/ca.pem", "https://127.0.0.1:1/")
+        let missing = try await Self.kite("--verify", "/nonexistent/ca.pem", "https://127.0.0.1:1/")
         #expect(missing.status == 64)
         #expect(missing.errors.contains("/nonexistent/ca.pem"))
     }
@@ -55,7 +65,7 @@ import Testing
     @Test func pinSHA256MatchesTheServersKey() async throws {
         try await self.withServer { authority, files, url in
             let root = files["root.pem"]!.path
-            let pinned = try CommandLineTests.kite(
+            let pinned = try await Self.kite(
                 "--verify",
                 root,
                 "--pin-sha256",
@@ -63,7 +73,7 @@ import Testing
                 url
             )
             #expect(pinned.status == 0, "\(pinned.errors)")
-            let wrong = try CommandLineTests.kite(
+            let wrong = try await Self.kite(
                 "--verify",
                 root,
                 "--pin-sha256",
@@ -78,9 +88,9 @@ import Testing
     @Test func certAndCertKeyAnswerAServerThatRequiresThem() async throws {
         try await self.withServer(clientCertificate: .required) { _, files, url in
             let root = files["root.pem"]!.path
-            let anonymous = try CommandLineTests.kite("--verify", root, url)
+            let anonymous = try await Self.kite("--verify", root, url)
             #expect(anonymous.status == 1)
-            let identified = try CommandLineTests.kite(
+            let identified = try await Self.kite(
                 "--verify",
                 root,
                 "--cert",

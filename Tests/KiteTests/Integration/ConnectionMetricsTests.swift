@@ -88,14 +88,7 @@ import Testing
         let server = try await HTTP2TestServer()
         var configuration = self.collecting()
         configuration.httpVersion = policy
-        let session = Session(
-            configuration: configuration,
-            transport: AHCTransport(
-                configuration: configuration,
-                canShutDown: true,
-                tlsConfiguration: server.trustingConfiguration
-            )
-        )
+        let session = server.session(configuration)
         let url = "https://127.0.0.1:\(server.port)/protocol"
         var connections: [ConnectionMetrics] = []
         for _ in 0..<2 {

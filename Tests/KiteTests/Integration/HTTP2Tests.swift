@@ -14,15 +14,7 @@ import Testing
         let server = try await HTTP2TestServer()
         var configuration = Session.Configuration()
         configuration.httpVersion = policy
-        // Kite has no trust API yet: the engine is given a TLS configuration that trusts the test certificate.
-        let session = Session(
-            configuration: configuration,
-            transport: AHCTransport(
-                configuration: configuration,
-                canShutDown: true,
-                tlsConfiguration: server.trustingConfiguration
-            )
-        )
+        let session = server.session(configuration)
         let url = "https://127.0.0.1:\(server.port)/protocol"
         for _ in 0..<3 {
             // Several requests: HTTP/2 multiplexes them on one connection.
@@ -34,5 +26,20 @@ import Testing
         #expect(upload.value == expected, "\(String(describing: upload.error))")
         try await session.shutdown()
         try await server.shutdown()
+    }
+}
+
+extension HTTP2TestServer {
+    /// A session whose engine trusts this server's certificate (given to the engine as NIOSSL's
+    /// configuration, as the server made it).
+    func session(_ configuration: Session.Configuration) -> Session {
+        Session(
+            configuration: configuration,
+            transport: AHCTransport(
+                configuration: configuration,
+                canShutDown: true,
+                tlsConfiguration: self.trustingConfiguration
+            )
+        )
     }
 }

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import KiteTestServer
 import NIOSSL
-import SwiftASN1
 import Testing
 import X509
 
@@ -467,11 +466,7 @@ actor TrustServers {
             tls: KiteTestServer.TLSOptions(authority: authority, certificate: .leaf, clientCertificate: .required)
         )
         let bundle = NIOSSLPKCS12Bundle(
-            certificateChain: try authority.client.chain.map {
-                var serializer = DER.Serializer()
-                try serializer.serialize($0)
-                return try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der)
-            },
+            certificateChain: try authority.client.chain.map(TLSOptions.nioCertificate),
             privateKey: try NIOSSLPrivateKey(bytes: Array(authority.client.privateKeyPEM.utf8), format: .pem)
         )
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).p12")

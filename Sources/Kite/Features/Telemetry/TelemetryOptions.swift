@@ -39,9 +39,13 @@ public struct MetricsReporting: Sendable {
     /// The factory to report to, or `nil` when metrics are off.
     var factory: (any MetricsFactory)? {
         switch self.mode {
-        case .disabled: nil
-        case .global: MetricsSystem.factory is NOOPMetricsHandler ? nil : MetricsSystem.factory
-        case .factory(let factory): factory
+        case .disabled:
+            return nil
+        case .global:
+            let factory = MetricsSystem.factory
+            return factory is NOOPMetricsHandler ? nil : factory
+        case .factory(let factory):
+            return factory
         }
     }
 }

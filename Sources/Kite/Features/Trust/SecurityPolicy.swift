@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import X509
 
 /// AFNetworking's `AFSecurityPolicy`: one policy for every host, in its terms, evaluated by Kite's trust
@@ -23,8 +24,8 @@ import X509
 ///
 /// As with the other evaluators, Linux shows Kite the server's leaf certificate only, so a pin must be the
 /// leaf or the CA that signed it.
-public final class SecurityPolicy: ServerTrustEvaluating, @unchecked Sendable {
-    // @unchecked: AFNetworking's policy is a mutable object; its settings are kept under a lock.
+public final class SecurityPolicy: ServerTrustEvaluating {
+    // AFNetworking's policy is a mutable object: its settings are kept under a lock.
 
     /// AFNetworking's `AFSSLPinningMode`.
     public enum PinningMode: Sendable, Hashable {
@@ -44,7 +45,7 @@ public final class SecurityPolicy: ServerTrustEvaluating, @unchecked Sendable {
 
     /// How the server is pinned.
     public let pinningMode: PinningMode
-    private let settings: NIOLockedSettings<Settings>
+    private let settings: NIOLockedValueBox<Settings>
 
     /// AFNetworking's `defaultPolicy`: no pinning, valid certificates only, the host checked.
     public static var `default`: SecurityPolicy { SecurityPolicy(pinningMode: .none) }
@@ -58,7 +59,7 @@ public final class SecurityPolicy: ServerTrustEvaluating, @unchecked Sendable {
         self.pinningMode = pinningMode
         var unique: [Certificate] = []
         for certificate in pinnedCertificates where !unique.contains(certificate) { unique.append(certificate) }
-        self.settings = NIOLockedSettings(Settings(pinnedCertificates: unique))
+        self.settings = NIOLockedValueBox(Settings(pinnedCertificates: unique))
     }
 
     /// The certificates of a bundle (AFNetworking's `certificatesInBundle:`; `.cer`, `.crt`, `.der`, `.pem`).
@@ -73,30 +74,30 @@ public final class SecurityPolicy: ServerTrustEvaluating, @unchecked Sendable {
 
     /// The pinned certificates.
     public var pinnedCertificates: [Certificate] {
-        get { self.settings.get(\.pinnedCertificates) }
-        set { self.settings.set(\.pinnedCertificates, newValue) }
+        get { self.settings.withLockedValue { $0.pinnedCertificates } }
+        set { self.settings.withLockedValue { $0.pinnedCertificates = newValue } }
     }
 
     /// Whether invalid or expired certificates are accepted; `false` by default.
     public var allowInvalidCertificates: Bool {
-        get { self.settings.get(\.allowInvalidCertificates) }
-        set { self.settings.set(\.allowInvalidCertificates, newValue) }
+        get { self.settings.withLockedValue { $0.allowInvalidCertificates } }
+        set { self.settings.withLockedValue { $0.allowInvalidCertificates = newValue } }
     }
 
     /// Whether the certificate must name the host; `true` by default.
     public var validatesDomainName: Bool {
-        get { self.settings.get(\.validatesDomainName) }
-        set { self.settings.set(\.validatesDomainName, newValue) }
+        get { self.settings.withLockedValue { $0.validatesDomainName } }
+        set { self.settings.withLockedValue { $0.validatesDomainName = newValue } }
     }
 
     public var handshakeVerification: HandshakeVerification {
-        let settings = self.settings.get(\.self)
+        let settings = self.settings.withLockedValue { $0 }
         if settings.allowInvalidCertificates || self.pinningMode == .certificate { return .none }
         return settings.validatesDomainName ? .full : .withoutHostname
     }
 
     public func evaluate(_ trust: ServerTrust, forHost host: String) throws {
-        let settings = self.settings.get(\.self)
+        let settings = self.settings.withLockedValue { $0 }
         if settings.allowInvalidCertificates, settings.validatesDomainName,
             self.pinningMode == .none || settings.pinnedCertificates.isEmpty
         {
@@ -127,24 +128,5 @@ public final class SecurityPolicy: ServerTrustEvaluating, @unchecked Sendable {
                 validateHost: false
             ).evaluate(trust, forHost: host)
         }
-    }
-}
-
-/// A value behind a lock, read and written by key path.
-final class NIOLockedSettings<Value>: @unchecked Sendable {
-    // @unchecked: every access goes through the lock.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func get<T>(_ path: KeyPath<Value, T>) -> T {
-        self.lock.withLock { self.value[keyPath: path] }
-    }
-
-    func set<T>(_ path: WritableKeyPath<Value, T>, _ newValue: T) {
-        self.lock.withLock { self.value[keyPath: path] = newValue }
     }
 }

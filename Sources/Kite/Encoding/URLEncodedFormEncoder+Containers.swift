@@ -52,6 +52,9 @@ enum FormNode {
 final class FormArray {
     private(set) var slots: [FormSlot] = []
 
+    /// Whether the list came from a `Set`, whose order is its hash order; the serializer sorts it.
+    var isUnordered = false
+
     /// A new slot at the end.
     func append(_ node: FormNode? = nil) -> FormSlot {
         let slot = FormSlot(node)
@@ -166,6 +169,9 @@ enum FormValueEncoding {
                 break
             }
             try value.encode(to: FormEncoderImplementation(slot: slot, codingPath: codingPath, options: options))
+            if value is any UnorderedSetValue, case .array(let array) = slot.node {
+                array.isUnordered = true
+            }
         } catch let error as FormEncodingFailure {
             throw error
         } catch let error as EncodingError {

@@ -48,16 +48,32 @@ struct FormSerializer {
         case .string(let value):
             pairs.append("\(self.escape(key))=\(self.escape(value))")
         case .array(let array):
-            var index = 0
-            for slot in array.slots where slot.node != nil {
-                self.append(slot.node, key: self.arrayEncoding.encode(key: key, atIndex: index), to: &pairs)
-                index += 1
+            let elements = array.slots.compactMap(\.node)
+            let ordered = array.isUnordered ? self.sortedByText(elements) : elements
+            for (index, element) in ordered.enumerated() {
+                self.append(element, key: self.arrayEncoding.encode(key: key, atIndex: index), to: &pairs)
             }
         case .object(let object):
             for (subkey, slot) in self.entries(of: object) {
                 self.append(slot.node, key: key + self.keyPathEncoding.encodeKeyPath(subkey), to: &pairs)
             }
         }
+    }
+
+    /// A `Set`'s elements in a deterministic order: single values by their text (`"10"` before `"9"`),
+    /// nested values by their encoded pairs under an empty key.
+    ///
+    /// Elements that tie encode alike, so their relative order cannot show in the output.
+    private func sortedByText(_ elements: [FormNode]) -> [FormNode] {
+        let keyed = elements.map { element -> (element: FormNode, text: String) in
+            if case .string(let text) = element {
+                return (element, text)
+            }
+            var pairs: [String] = []
+            self.append(element, key: "", to: &pairs)
+            return (element, pairs.joined(separator: "&"))
+        }
+        return keyed.sorted { $0.text < $1.text }.map(\.element)
     }
 
     /// Percent-escapes every character outside the allowed set (non-ASCII always), with spaces per `spaceEncoding`.

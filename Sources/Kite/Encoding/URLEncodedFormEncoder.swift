@@ -6,7 +6,9 @@ import Foundation
 /// become key paths (`user[name]=kite`, see ``KeyPathEncoding``), arrays repeat their key
 /// (`tags[]=a&tags[]=b`, see ``ArrayEncoding``), and every key and value is
 /// percent-escaped: every character outside ``allowedCharacters`` is written as the `%XX` of its
-/// UTF-8 bytes, and a space as `%20` or `+` (see ``SpaceEncoding``).
+/// UTF-8 bytes, and a space as `%20` or `+` (see ``SpaceEncoding``). A `Set`'s elements, which it
+/// encodes in its hash order, are sorted by their text (`Set([9, 10])` gives `10` before `9`), so the
+/// output is deterministic.
 ///
 /// The encoder is immutable and `Sendable`; configure it through its initializer. It is a real
 /// `Encoder`: it never goes through JSON, and `Date`, `Data`, `Decimal` and `URL` values are

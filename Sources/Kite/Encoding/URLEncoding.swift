@@ -5,8 +5,16 @@ import HTTPTypes
 ///
 /// Keys are sorted at every level, so the output is deterministic. Nested dictionaries become
 /// `a[b]=c`, arrays `a[]=x` (see ``ArrayEncoding``), Booleans `1`/`0` (see
-/// ``BoolEncoding``); `nil`, `Optional.none` and `NSNull` values are dropped, and any
-/// other value is written as its text (`"\(value)"`). Keys and values are escaped with ``escape(_:)``.
+/// ``BoolEncoding``); `nil`, `Optional.none` and `NSNull` values are dropped, or written as a bare
+/// key with no `=` (see ``NullEncoding``), and any other value is written as its text
+/// (`"\(value)"`). Keys and values are escaped with ``escape(_:)``.
+///
+/// A `Set` (or `NSSet`) is written like an array whose elements are sorted by their text, so its
+/// output is deterministic too, as AFNetworking's is: `["tags": Set(["b", "a"])]` gives
+/// `tags[]=a&tags[]=b`. Numbers in a set are sorted as text, as AFNetworking sorts them by their
+/// `description`: `Set([10, 9, 1])` gives `1`, `10`, `9`. The element keys follow ``ArrayEncoding``;
+/// AFNetworking writes a set's elements under the bare key (`tags=a&tags=b`), which is what
+/// ``ArrayEncoding/noBrackets`` gives.
 ///
 /// When the query goes in the URL, it is appended to any query already there with `&`, and the
 /// fragment is kept. When it goes in the body, the body is the query as UTF-8 and `Content-Type`
@@ -17,6 +25,15 @@ import HTTPTypes
 /// let draft = RequestDraft(url: URL(string: "https://example.com/search")!)
 /// let encoded = try encoding.encode(draft, with: ["tag": ["a", "b"], "exact": true])
 /// // https://example.com/search?exact=true&tag=a&tag=b
+/// ```
+///
+/// AFNetworking's query strings (sorted sets under the bare key, `NSNull` as a bare key) come from:
+///
+/// ```swift
+/// let afnetworking = URLEncoding(destination: .queryString, arrayEncoding: .noBrackets, nullEncoding: .bareKey)
+/// let draft = RequestDraft(url: URL(string: "https://example.com/search")!)
+/// let encoded = try afnetworking.encode(draft, with: ["a": 1, "flag": NSNull(), "tags": Set(["y", "x"])])
+/// // https://example.com/search?a=1&flag&tags=x&tags=y
 /// ```
 public struct URLEncoding: ParameterEncoding {
     /// Where the encoded query goes.
@@ -111,6 +128,27 @@ public struct URLEncoding: ParameterEncoding {
         }
     }
 
+    /// How a null value is written: `nil`, `Optional.none` or `NSNull`.
+    ///
+    /// For `["a": 1, "flag": NSNull(), "z": 2]`: `.dropKey` gives `a=1&z=2`, `.bareKey`
+    /// `a=1&flag&z=2`, as AFNetworking writes `NSNull`. The rule applies at every level, so a null
+    /// array element or nested value under `.bareKey` gives `list[]` or `user[nick]`. In a body, the
+    /// form is the same text; in a multipart form (``MultipartFormData/append(parameters:encoding:)``)
+    /// a bare key is a field with an empty value.
+    ///
+    /// ```swift
+    /// let encoding = URLEncoding(destination: .queryString, nullEncoding: .bareKey)
+    /// let draft = RequestDraft(url: URL(string: "https://example.com/search")!)
+    /// let encoded = try encoding.encode(draft, with: ["a": 1, "flag": NSNull(), "z": 2])
+    /// // https://example.com/search?a=1&flag&z=2
+    /// ```
+    public enum NullEncoding: Sendable, Hashable {
+        /// No pair at all, the default.
+        case dropKey
+        /// The key alone, with no `=` and no value.
+        case bareKey
+    }
+
     /// Method-dependent destination, brackets for arrays, numeric Booleans.
     ///
     /// ```swift
@@ -145,6 +183,9 @@ public struct URLEncoding: ParameterEncoding {
     /// How Booleans are written.
     public let boolEncoding: BoolEncoding
 
+    /// How `nil`, `Optional.none` and `NSNull` are written.
+    public let nullEncoding: NullEncoding
+
     /// Creates an encoding.
     ///
     /// ```swift
@@ -155,14 +196,17 @@ public struct URLEncoding: ParameterEncoding {
     ///   - destination: Where the query goes; method-dependent by default.
     ///   - arrayEncoding: How array element keys are written; `key[]` by default.
     ///   - boolEncoding: How Booleans are written; `1`/`0` by default.
+    ///   - nullEncoding: How `nil`, `Optional.none` and `NSNull` are written; dropped by default.
     public init(
         destination: Destination = .methodDependent,
         arrayEncoding: ArrayEncoding = .brackets,
-        boolEncoding: BoolEncoding = .numeric
+        boolEncoding: BoolEncoding = .numeric,
+        nullEncoding: NullEncoding = .dropKey
     ) {
         self.destination = destination
         self.arrayEncoding = arrayEncoding
         self.boolEncoding = boolEncoding
+        self.nullEncoding = nullEncoding
     }
 
     /// Returns the draft with `parameters` encoded into its URL's query or its body.
@@ -191,10 +235,12 @@ public struct URLEncoding: ParameterEncoding {
         )
     }
 
-    /// Returns the escaped `key=value` pairs for one parameter, recursing into arrays and dictionaries.
+    /// Returns the escaped `key=value` pairs for one parameter, recursing into arrays, sets and dictionaries.
     ///
-    /// Dictionary keys are sorted; array elements keep their order; `nil`, `Optional.none` and
-    /// `NSNull` give no pairs, and so do empty arrays and dictionaries.
+    /// Dictionary keys are sorted; array elements keep their order; set elements are sorted by their
+    /// text; `nil`, `Optional.none` and `NSNull` give no pairs (with ``NullEncoding/bareKey``, one pair
+    /// whose value is empty: joined with `=` it reads `key=`, while ``encode(_:with:)`` writes the bare
+    /// `key`); empty arrays, sets and dictionaries give no pairs.
     ///
     /// ```swift
     /// URLEncoding.default.queryComponents(fromKey: "a", value: ["b": [1, 2]])
@@ -206,31 +252,9 @@ public struct URLEncoding: ParameterEncoding {
     ///   - value: The parameter's value.
     /// - Returns: The escaped key and value of every pair, in order.
     public func queryComponents(fromKey key: String, value: Any) -> [(String, String)] {
-        guard let value = EncodingSupport.unwrapped(value), !(value is NSNull) else { return [] }
-        if let bool = EncodingSupport.boolValue(of: value) {
-            return [(self.escape(key), self.escape(self.boolEncoding.encode(value: bool)))]
-        }
-        if let number = EncodingSupport.number(value) {
-            return [(self.escape(key), self.escape("\(number)"))]
-        }
-        if let dictionary = value as? [String: Any] {
-            var components: [(String, String)] = []
-            for (nestedKey, nestedValue) in dictionary.sorted(by: { $0.key < $1.key }) {
-                components += self.queryComponents(fromKey: "\(key)[\(nestedKey)]", value: nestedValue)
-            }
-            return components
-        }
-        if let array = value as? [Any] {
-            var components: [(String, String)] = []
-            for (index, element) in array.enumerated() {
-                components += self.queryComponents(
-                    fromKey: self.arrayEncoding.encode(key: key, atIndex: index),
-                    value: element
-                )
-            }
-            return components
-        }
-        return [(self.escape(key), self.escape("\(value)"))]
+        var pairs: [Pair] = []
+        self.appendPairs(forKey: key, value: value, to: &pairs)
+        return pairs.map { (self.escape($0.key), self.escape($0.value ?? "")) }
     }
 
     /// Percent-escapes a key or value for a query.
@@ -249,12 +273,107 @@ public struct URLEncoding: ParameterEncoding {
         EncodingSupport.percentEscape(string, isAllowed: EncodingSupport.isQueryAllowed)
     }
 
-    /// The whole query for `parameters`: top-level keys sorted, pairs joined with `&`.
+    /// The whole query for `parameters`: top-level keys sorted, pairs joined with `&`, a bare key
+    /// (a null under ``NullEncoding/bareKey``) without `=`.
     func query(_ parameters: Parameters) -> String {
-        var components: [(String, String)] = []
+        self.pairs(parameters)
+            .map { pair in
+                guard let value = pair.value else { return self.escape(pair.key) }
+                return "\(self.escape(pair.key))=\(self.escape(value))"
+            }
+            .joined(separator: "&")
+    }
+
+    /// One flattened parameter, neither part escaped: a key such as `user[tags][]` and its text, or
+    /// `nil` for a bare key.
+    typealias Pair = (key: String, value: String?)
+
+    /// The unescaped pairs of `parameters`, top-level keys sorted; the one flattener behind queries,
+    /// form bodies and ``MultipartFormData/append(parameters:encoding:)``.
+    func pairs(_ parameters: Parameters) -> [Pair] {
+        var pairs: [Pair] = []
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            components += self.queryComponents(fromKey: key, value: value)
+            self.appendPairs(forKey: key, value: value, to: &pairs)
         }
-        return components.map { "\($0)=\($1)" }.joined(separator: "&")
+        return pairs
+    }
+
+    /// Appends the unescaped pairs of one parameter, recursing into dictionaries, arrays and sets.
+    private func appendPairs(forKey key: String, value: Any, to pairs: inout [Pair]) {
+        guard let value = Self.normalized(value), !(value is NSNull) else {
+            if self.nullEncoding == .bareKey {
+                pairs.append((key, nil))
+            }
+            return
+        }
+        if let bool = EncodingSupport.boolValue(of: value) {
+            pairs.append((key, self.boolEncoding.encode(value: bool)))
+        } else if let number = EncodingSupport.number(value) {
+            pairs.append((key, "\(number)"))
+        } else if let text = value as? String {
+            pairs.append((key, text))
+        } else if let dictionary = value as? [String: Any] {
+            for (nestedKey, nestedValue) in dictionary.sorted(by: { $0.key < $1.key }) {
+                self.appendPairs(forKey: "\(key)[\(nestedKey)]", value: nestedValue, to: &pairs)
+            }
+        } else if let array = value as? [Any] {
+            self.appendElements(array, forKey: key, to: &pairs)
+        } else if let elements = Self.setElements(of: value) {
+            self.appendElements(self.sortedByText(elements), forKey: key, to: &pairs)
+        } else {
+            pairs.append((key, "\(value)"))
+        }
+    }
+
+    private func appendElements(_ elements: [Any], forKey key: String, to pairs: inout [Pair]) {
+        for (index, element) in elements.enumerated() {
+            self.appendPairs(forKey: self.arrayEncoding.encode(key: key, atIndex: index), value: element, to: &pairs)
+        }
+    }
+
+    /// A set's elements in a deterministic order: by the text of their pairs under an empty key, so
+    /// scalars sort by their text (`"10"` before `"9"`) and nested values by their flattened form.
+    ///
+    /// Elements that tie give the same pairs, so their relative order cannot show in the output.
+    private func sortedByText(_ elements: [Any]) -> [Any] {
+        let keyed = elements.map { element -> (element: Any, text: String) in
+            var pairs: [Pair] = []
+            self.appendPairs(forKey: "", value: element, to: &pairs)
+            return (element, pairs.map { $0.key + ($0.value.map { "=" + $0 } ?? "") }.joined(separator: "&"))
+        }
+        return keyed.sorted { $0.text < $1.text }.map(\.element)
+    }
+
+    /// `value` without any `Optional` or `AnyHashable` wrapping (so `Set<AnyHashable>` elements keep
+    /// their types), or `nil` when it is `nil` or `Optional.none`.
+    private static func normalized(_ value: Any) -> Any? {
+        guard let value = EncodingSupport.unwrapped(value) else { return nil }
+        if type(of: value) == AnyHashable.self, let hashable = value as? AnyHashable {
+            return self.normalized(hashable.base)
+        }
+        return value
+    }
+
+    /// The elements of a Swift `Set` or an `NSSet`, in no particular order; `nil` for anything else.
+    private static func setElements(of value: Any) -> [Any]? {
+        if let set = value as? any UnorderedSetValue {
+            return set.unorderedElements
+        }
+        if let set = value as? NSSet {
+            return set.allObjects
+        }
+        return nil
+    }
+}
+
+/// Lets the encoders find a Swift `Set` of any element type held as `Any`, whose iteration order is
+/// its hash order, so they can sort its elements.
+protocol UnorderedSetValue {
+    var unorderedElements: [Any] { get }
+}
+
+extension Set: UnorderedSetValue {
+    var unorderedElements: [Any] {
+        self.map { $0 as Any }
     }
 }

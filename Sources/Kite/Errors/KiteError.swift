@@ -42,6 +42,22 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
     /// For `requestRetryFailed`: the attempt's error that the retrier was asked about.
     public var retriedError: KiteError? { self.storage.retried }
 
+    /// The response body, for errors about a response that was read: a failed validation or a serializer
+    /// that did not accept the response (AFNetworking's `AFNetworkingOperationFailingURLResponseDataErrorKey`).
+    /// At most ``maximumResponseBodyLength`` bytes: the first ones of a longer body.
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try await session.request("http://127.0.0.1:8080/status/404").validate().serializingData().value
+    /// } catch {
+    ///     print(String(decoding: error.responseBody ?? Data(), as: UTF8.self))
+    /// }
+    /// ```
+    public var responseBody: Data? { self.storage.responseBody }
+
+    /// How much of a response body an error keeps in ``responseBody``: 64 KiB.
+    public static let maximumResponseBodyLength = 64 * 1024
+
     /// One reference, so the error is one word wherever it is held. Every `throws(KiteError)` call reserves
     /// room for the error in its caller's async frame, and larger frames make the task allocator take more
     /// slabs from malloc on every request; an error pays its one allocation only when it happens.
@@ -55,6 +71,7 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
         let timeout: TimeoutKind?
         let underlyingError: (any Error)?
         let retried: KiteError?
+        let responseBody: Data?
 
         init(
             code: Code,
@@ -63,7 +80,8 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             response: HTTPResponse?,
             timeout: TimeoutKind?,
             underlyingError: (any Error)?,
-            retried: KiteError?
+            retried: KiteError?,
+            responseBody: Data? = nil
         ) {
             self.code = code
             self.message = message
@@ -72,6 +90,7 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
             self.timeout = timeout
             self.underlyingError = underlyingError
             self.retried = retried
+            self.responseBody = responseBody
         }
     }
 
@@ -117,7 +136,8 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
                 response: retried.response,
                 timeout: nil,
                 underlyingError: error,
-                retried: retried
+                retried: retried,
+                responseBody: retried.responseBody
             )
         )
     }
@@ -169,7 +189,28 @@ public struct KiteError: Error, Sendable, Equatable, CustomStringConvertible, Cu
                 response: response,
                 timeout: self.timeout,
                 underlyingError: self.underlyingError,
-                retried: self.retriedError
+                retried: self.retriedError,
+                responseBody: self.responseBody
+            )
+        )
+    }
+
+    /// A copy that carries the first ``maximumResponseBodyLength`` bytes of `body`, unless the error already
+    /// carries a body or `body` is `nil`.
+    func carryingBody(_ body: Data?) -> KiteError {
+        guard self.responseBody == nil, let body else { return self }
+        let kept =
+            body.count > Self.maximumResponseBodyLength ? Data(body.prefix(Self.maximumResponseBodyLength)) : body
+        return KiteError(
+            storage: Storage(
+                code: self.code,
+                message: self.message,
+                request: self.request,
+                response: self.response,
+                timeout: self.timeout,
+                underlyingError: self.underlyingError,
+                retried: self.retriedError,
+                responseBody: kept
             )
         )
     }

@@ -32,7 +32,7 @@ extension BaseRequest {
             guard outcome.error == nil, outcome.response != nil else { continue }
             for validator in pending {
                 if let error = validator(outcome) {
-                    outcome.error = error.naming(self.summary).carrying(outcome.response)
+                    outcome.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
                     break
                 }
             }

@@ -11,7 +11,7 @@ extension BaseRequest {
         }
         for validator in pending {
             if let error = validator(outcome) {
-                outcome.error = error.naming(self.summary).carrying(outcome.response)
+                outcome.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
                 return
             }
         }

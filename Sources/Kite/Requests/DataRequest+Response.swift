@@ -122,6 +122,8 @@ extension DataRequest {
     ///   - queue: Where the handler runs; the session's ``Session/callbackQueue`` by default.
     ///   - emptyResponseCodes: Status codes whose empty body gives `.null`.
     ///   - emptyRequestMethods: Methods whose empty body gives `.null`.
+    ///   - readingOptions: How the JSON is read; without `.fragmentsAllowed` only an object or array is accepted.
+    ///   - removesKeysWithNullValues: Whether `null` members and array elements are removed, at every depth.
     ///   - completionHandler: The handler.
     /// - Returns: The request.
     @discardableResult
@@ -129,13 +131,17 @@ extension DataRequest {
         queue: DispatchQueue? = nil,
         emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPRequest.Method> = JSONResponseSerializer.defaultEmptyRequestMethods,
+        readingOptions: JSONSerialization.ReadingOptions = .fragmentsAllowed,
+        removesKeysWithNullValues: Bool = false,
         completionHandler: @escaping @Sendable (DataResponse<JSONValue, KiteError>) -> Void
     ) -> Self {
         self.response(
             queue: queue,
             responseSerializer: JSONResponseSerializer(
                 emptyResponseCodes: emptyResponseCodes,
-                emptyRequestMethods: emptyRequestMethods
+                emptyRequestMethods: emptyRequestMethods,
+                readingOptions: readingOptions,
+                removesKeysWithNullValues: removesKeysWithNullValues
             ),
             completionHandler: completionHandler
         )

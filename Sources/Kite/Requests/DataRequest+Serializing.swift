@@ -91,16 +91,22 @@ extension DataRequest {
     ///   - automaticallyCancelling: Whether cancelling the awaiting task cancels the request.
     ///   - emptyResponseCodes: Status codes whose empty body gives `.null`.
     ///   - emptyRequestMethods: Methods whose empty body gives `.null`.
+    ///   - readingOptions: How the JSON is read; without `.fragmentsAllowed` only an object or array is accepted.
+    ///   - removesKeysWithNullValues: Whether `null` members and array elements are removed, at every depth.
     /// - Returns: The task to await.
     public func serializingJSON(
         automaticallyCancelling: Bool = true,
         emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
-        emptyRequestMethods: Set<HTTPRequest.Method> = JSONResponseSerializer.defaultEmptyRequestMethods
+        emptyRequestMethods: Set<HTTPRequest.Method> = JSONResponseSerializer.defaultEmptyRequestMethods,
+        readingOptions: JSONSerialization.ReadingOptions = .fragmentsAllowed,
+        removesKeysWithNullValues: Bool = false
     ) -> DataTask<JSONValue> {
         self.serializingResponse(
             using: JSONResponseSerializer(
                 emptyResponseCodes: emptyResponseCodes,
-                emptyRequestMethods: emptyRequestMethods
+                emptyRequestMethods: emptyRequestMethods,
+                readingOptions: readingOptions,
+                removesKeysWithNullValues: removesKeysWithNullValues
             ),
             automaticallyCancelling: automaticallyCancelling
         )

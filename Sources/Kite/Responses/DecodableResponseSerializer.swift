@@ -50,11 +50,13 @@ public struct Empty: Codable, Sendable, Hashable, EmptyResponse {
 /// An empty body decodes only for 204, 205 and `HEAD`, and only into a type that is an
 /// ``EmptyResponse`` (such as ``Empty``). Decoding errors name the coding path:
 /// `the body could not be decoded as Echo: no value for key "url" at args`.
-public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer {
+public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSerializer, ResponseAcceptingSerializer {
     /// The decoder.
     public let decoder: any DataDecoder
     public let emptyResponseCodes: Set<Int>
     public let emptyRequestMethods: Set<HTTPRequest.Method>
+    /// Which responses are accepted; ``ResponseAcceptance/any`` by default.
+    public var acceptance: ResponseAcceptance
 
     /// Creates the serializer.
     ///
@@ -62,14 +64,17 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
     ///   - decoder: The decoder; a new `JSONDecoder` by default.
     ///   - emptyResponseCodes: Status codes whose empty body gives the empty value.
     ///   - emptyRequestMethods: Methods whose empty body gives the empty value.
+    ///   - acceptance: Which responses are accepted; any by default.
     public init(
         decoder: any DataDecoder = JSONDecoder(),
         emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods
+        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods,
+        acceptance: ResponseAcceptance = .any
     ) {
         self.decoder = decoder
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.acceptance = acceptance
     }
 
     public func serialize(request: HTTPRequest?, response: HTTPResponse?, data: Data?, error: KiteError?) throws -> T {
@@ -80,6 +85,7 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
                 response: response,
                 data: data,
                 error: error,
+                acceptance: self.acceptance,
                 producing: typeName
             )
         else {

@@ -72,16 +72,18 @@ extension ResponseSerializer {
         return false
     }
 
-    /// The body, or `nil` when it is empty and allowed to be; throws the incoming error or why an
-    /// empty body is not acceptable.
+    /// The body, or `nil` when it is empty and allowed to be; throws the incoming error, why the response is not
+    /// accepted, or why an empty body is not acceptable.
     func content(
         request: HTTPRequest?,
         response: HTTPResponse?,
         data: Data?,
         error: KiteError?,
+        acceptance: ResponseAcceptance,
         producing typeName: String
     ) throws(KiteError) -> Data? {
         if let error { throw error }
+        if let refusal = acceptance.check(response: response, data: data) { throw refusal }
         guard let data, !data.isEmpty else {
             if self.emptyResponseAllowed(request: request, response: response) { return nil }
             let status = response.map { " (status \($0.status.code))" } ?? ""
@@ -100,21 +102,26 @@ extension ResponseSerializer {
 /// ```swift
 /// let bytes = try await session.request("http://127.0.0.1:8080/bytes/16").serializingData().value
 /// ```
-public struct DataResponseSerializer: ResponseSerializer {
+public struct DataResponseSerializer: ResponseSerializer, ResponseAcceptingSerializer {
     public let emptyResponseCodes: Set<Int>
     public let emptyRequestMethods: Set<HTTPRequest.Method>
+    /// Which responses are accepted; ``ResponseAcceptance/any`` by default.
+    public var acceptance: ResponseAcceptance
 
     /// Creates the serializer.
     ///
     /// - Parameters:
     ///   - emptyResponseCodes: Status codes whose empty body gives empty `Data`.
     ///   - emptyRequestMethods: Methods whose empty body gives empty `Data`.
+    ///   - acceptance: Which responses are accepted; any by default.
     public init(
         emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods
+        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods,
+        acceptance: ResponseAcceptance = .any
     ) {
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.acceptance = acceptance
     }
 
     public func serialize(
@@ -125,7 +132,14 @@ public struct DataResponseSerializer: ResponseSerializer {
     ) throws
         -> Data
     {
-        try self.content(request: request, response: response, data: data, error: error, producing: "Data") ?? Data()
+        try self.content(
+            request: request,
+            response: response,
+            data: data,
+            error: error,
+            acceptance: self.acceptance,
+            producing: "Data"
+        ) ?? Data()
     }
 }
 
@@ -135,11 +149,13 @@ public struct DataResponseSerializer: ResponseSerializer {
 /// ```swift
 /// let html = try await session.request("http://127.0.0.1:8080/html").serializingString().value
 /// ```
-public struct StringResponseSerializer: ResponseSerializer {
+public struct StringResponseSerializer: ResponseSerializer, ResponseAcceptingSerializer {
     /// The encoding to use regardless of the response; `nil` follows the response.
     public let encoding: String.Encoding?
     public let emptyResponseCodes: Set<Int>
     public let emptyRequestMethods: Set<HTTPRequest.Method>
+    /// Which responses are accepted; ``ResponseAcceptance/any`` by default.
+    public var acceptance: ResponseAcceptance
 
     /// Creates the serializer.
     ///
@@ -147,14 +163,17 @@ public struct StringResponseSerializer: ResponseSerializer {
     ///   - encoding: The encoding, or `nil` to follow the response.
     ///   - emptyResponseCodes: Status codes whose empty body gives `""`.
     ///   - emptyRequestMethods: Methods whose empty body gives `""`.
+    ///   - acceptance: Which responses are accepted; any by default.
     public init(
         encoding: String.Encoding? = nil,
         emptyResponseCodes: Set<Int> = Self.defaultEmptyResponseCodes,
-        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods
+        emptyRequestMethods: Set<HTTPRequest.Method> = Self.defaultEmptyRequestMethods,
+        acceptance: ResponseAcceptance = .any
     ) {
         self.encoding = encoding
         self.emptyResponseCodes = emptyResponseCodes
         self.emptyRequestMethods = emptyRequestMethods
+        self.acceptance = acceptance
     }
 
     public func serialize(
@@ -171,6 +190,7 @@ public struct StringResponseSerializer: ResponseSerializer {
                 response: response,
                 data: data,
                 error: error,
+                acceptance: self.acceptance,
                 producing: "String"
             )
         else { return "" }

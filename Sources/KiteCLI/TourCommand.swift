@@ -147,6 +147,46 @@ struct TourCommand: AsyncParsableCommand {
         try await secure.shutdown()
         try await expired.shutdown()
 
+        // AFNetworking code, ported line by line: a manager with a base URL and success/failure closures.
+        let manager = HTTPSessionManager(baseURL: URL(string: base))
+        print("== 13. AFNetworking's GET:parameters:headers:progress:success:failure: on HTTPSessionManager")
+        let ported: String = await withCheckedContinuation { continuation in
+            manager.get(
+                "get",
+                parameters: ["q": "afnetworking", "tags": ["a", "b"]],
+                headers: nil,
+                progress: nil,
+                success: { task, responseObject in
+                    let args = (responseObject as? [String: Any])?["args"] as? [String: Any] ?? [:]
+                    let url = task.request?.url?.absoluteString ?? ""
+                    continuation.resume(returning: "\(url)\n-> args as [String: Any]: \(args.keys.sorted())")
+                },
+                failure: { _, error in continuation.resume(returning: "-> failure: \(error)") }
+            )
+        }
+        print("   \(ported)")
+        let refusedObject: KiteError? = await withCheckedContinuation { continuation in
+            manager.get(
+                "html",
+                parameters: nil,
+                headers: nil,
+                progress: nil,
+                success: { _, _ in continuation.resume(returning: nil) },
+                failure: { _, error in continuation.resume(returning: error) }
+            )
+        }
+        print("   /html -> failure: \(refusedObject.map(String.init(describing:)) ?? "none")")
+        print("      error.responseBody: \(refusedObject?.responseBody?.count ?? 0) bytes kept\n")
+        check(ported.contains("[\"q\", \"tags[]\"]"), "the ported GET did not give the parsed JSON")
+        check(refusedObject?.code == .responseValidationFailed, "the JSON serializer accepted text/html")
+
+        let image = session.request("\(base)/image/png")
+        let imageResponse = await Self.show("14. An image's format and pixel size, read from its header", image) {
+            await image.serializingImage().response
+        }
+        print("   \(imageResponse.value.map(String.init(describing:)) ?? "no image")\n")
+        check(imageResponse.value?.format == .png, "the PNG was not recognised")
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

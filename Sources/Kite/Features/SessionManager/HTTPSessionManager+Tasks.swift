@@ -25,21 +25,9 @@ extension HTTPSessionManager {
     /// The context for a request to `urlString`, or why there can be none: an invalidated session, a URL
     /// that does not resolve, an invalid header field.
     func context(for urlString: String, headers: [String: String]?) -> Result<RequestContext, KiteError> {
-        let snapshot = self.state.withLockedValue { state -> Result<(State, Session), KiteError> in
-            if state.invalidated {
-                return .failure(
-                    KiteError(
-                        code: .sessionShutDown,
-                        message: "the manager's session was invalidated (invalidateSessionCancelingTasks "
-                            + "without resetSession), so it makes no more requests"
-                    )
-                )
-            }
-            return .success((state, self.currentSession(&state)))
-        }
         let state: State
         let session: Session
-        switch snapshot {
+        switch self.snapshot() {
         case .failure(let error): return .failure(error)
         case .success(let value): (state, session) = value
         }
@@ -66,6 +54,22 @@ extension HTTPSessionManager {
                 group: group
             )
         )
+    }
+
+    /// The settings and the session for a new request, or `sessionShutDown` after an invalidation without reset.
+    func snapshot() -> Result<(State, Session), KiteError> {
+        self.state.withLockedValue { state -> Result<(State, Session), KiteError> in
+            if state.invalidated {
+                return .failure(
+                    KiteError(
+                        code: .sessionShutDown,
+                        message: "the manager's session was invalidated (invalidateSessionCancelingTasks "
+                            + "without resetSession), so it makes no more requests"
+                    )
+                )
+            }
+            return .success((state, self.currentSession(&state)))
+        }
     }
 
     /// `urlString` resolved against ``baseURL`` with `URL(string:relativeTo:)`, as AFNetworking resolves it.

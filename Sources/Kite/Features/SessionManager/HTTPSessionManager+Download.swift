@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPSessionManager {
+    /// Downloads to a file: AFNetworking's `downloadTaskWithRequest:progress:destination:completionHandler:`.
+    ///
+    /// The body streams to a temporary file; `destination` says where it goes once it is complete (a file
+    /// already there makes the download fail, as a move onto an existing file fails in AFNetworking). The
+    /// status is not validated: a `404` completes with its file and no error. The completion runs on
+    /// ``completionQueue`` in ``completionGroup``, and the request is listed in ``downloadTasks`` until then.
+    ///
+    /// ```swift
+    /// let request = URLRequest(url: URL(string: "http://127.0.0.1:8080/bytes/1024")!)
+    /// manager.downloadTask(with: request, progress: nil,
+    ///     destination: { _, _ in URL(fileURLWithPath: "/tmp/bytes.bin") },
+    ///     completionHandler: { response, filePath, error in print(filePath as Any, error as Any) })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - downloadProgress: Called as the body arrives.
+    ///   - destination: Where the file goes, given its temporary URL and the response; `nil` leaves it at the
+    ///     temporary URL.
+    ///   - completionHandler: Called with the response, the file's URL and the error.
+    /// - Returns: The request, or `nil` when the session was invalidated (the completion gets the error).
+    @discardableResult
+    public func downloadTask(
+        with request: URLRequest,
+        progress downloadProgress: (@Sendable (TransferProgress) -> Void)?,
+        destination: (@Sendable (_ targetPath: URL, _ response: HTTPResponse) -> URL)?,
+        completionHandler: (@Sendable (_ response: HTTPResponse?, _ filePath: URL?, _ error: KiteError?) -> Void)?
+    ) -> DownloadRequest? {
+        let state: State
+        let session: Session
+        switch self.snapshot() {
+        case .failure(let error):
+            self.reportFailure(error) { (_: DownloadRequest?, error) in completionHandler?(nil, nil, error) }
+            return nil
+        case .success(let value): (state, session) = value
+        }
+        let queue = state.completionQueue ?? session.callbackQueue
+        let group = state.completionGroup ?? self.privateGroup
+        var placement: DownloadRequest.Destination?
+        if let destination {
+            placement = { temporary, response in (destination(temporary, response), []) }
+        }
+        let download = session.download(request, to: placement)
+        if let downloadProgress { download.downloadProgress(downloadProgress) }
+        let id = ObjectIdentifier(download)
+        self.state.withLockedValue { $0.requests[id] = download }
+        group.enter()
+        download.response(queue: queue, responseSerializer: URLResponseSerializer()) {
+            [self] (response: DownloadResponse<URL, KiteError>) in
+            defer { group.leave() }
+            self.state.withLockedValue { _ = $0.requests.removeValue(forKey: id) }
+            completionHandler?(response.response, response.fileURL, response.error)
+        }
+        return download
+    }
+}

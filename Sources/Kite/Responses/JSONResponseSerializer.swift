@@ -79,13 +79,15 @@ public struct JSONResponseSerializer: ResponseSerializer, ResponseAcceptingSeria
     ) throws
         -> JSONValue
     {
+        // Acceptance sees the body as sent (so a refusal carries it); emptiness then counts blank bodies.
+        try self.checkAcceptance(response: response, data: data, error: error)
         guard
             let data = try self.content(
                 request: request,
                 response: response,
                 data: data.flatMap { Self.isBlank($0) ? Data() : $0 },
-                error: error,
-                acceptance: self.acceptance,
+                error: nil,
+                acceptance: .any,
                 producing: "JSON"
             )
         else { return .null }

@@ -97,13 +97,9 @@ public struct ResponseAcceptance: Sendable, Hashable {
             )
         }
         if let contentTypes,
-            case .failure(let error) = ResponseValidation.contentType(
-                response,
-                bodyIsEmpty: data?.isEmpty ?? true,
-                acceptable: contentTypes.sorted()
-            )
+            let refusal = Self.refusal(of: response, by: contentTypes, bodyIsEmpty: data?.isEmpty ?? true)
         {
-            reasons.append((error as? KiteError)?.message ?? "\(error)")
+            reasons.append(refusal)
         }
         guard !reasons.isEmpty else { return nil }
         return KiteError(
@@ -112,6 +108,26 @@ public struct ResponseAcceptance: Sendable, Hashable {
             response: response
         )
         .carryingBody(data)
+    }
+
+    /// Why `response`'s content type is not one of `contentTypes`, or `nil` when it is or the body is empty. An
+    /// empty set accepts no type (AFNetworking's empty `NSSet`), and an entry that is not a media type matches
+    /// nothing, so a typo never turns the check off.
+    private static func refusal(of response: HTTPResponse, by contentTypes: Set<String>, bodyIsEmpty: Bool) -> String? {
+        guard !bodyIsEmpty else { return nil }
+        let acceptable = contentTypes.compactMap(MediaType.init)
+        if acceptable.contains(where: { $0.type == "*" && $0.subtype == "*" }) { return nil }
+        let list =
+            contentTypes.isEmpty
+            ? "no content type (acceptableContentTypes is empty)"
+            : "one of " + contentTypes.map { MediaType($0)?.description ?? $0 }.sorted().joined(separator: ", ")
+        guard let contentType = response.headerFields[.contentType] else {
+            return "the response has no Content-Type, but \(list) was expected"
+        }
+        guard let mediaType = MediaType(contentType), acceptable.contains(where: { $0.matches(mediaType) }) else {
+            return "response Content-Type \"\(contentType)\" is not \(list)"
+        }
+        return nil
     }
 
     /// `200..<300` for one range, else the ranges joined by commas.

@@ -27,8 +27,9 @@ import FoundationNetworking
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let target = directory.appendingPathComponent("bytes.bin")
-        let url = try #require(URL(string: try await backend.url("/bytes/4096?seed=9")))
-        let expected = try await Session.default.request(url).serializingData().value
+        let url = try #require(URL(string: try await backend.url("/range/4096")))
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        let expected = Data((0..<4096).map { alphabet[$0 % 26] })
         let listed = LockedBox(false)
         let downloaded: Downloaded = await withCheckedContinuation { continuation in
             let task = manager.downloadTask(

@@ -5,6 +5,10 @@ import Testing
 
 @testable import Kite
 
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
 /// What a `success` or `failure` closure saw, in a `Sendable` form: the response object as canonical JSON
 /// (sorted keys) when it is one, its type, the task, the error, and whether it ran on the expected queue.
 struct ManagerOutcome: Sendable {
@@ -338,10 +342,10 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     func otherResponseSerializersGiveTheirObjects(backend: Backend) async throws {
         let manager = HTTPSessionManager(baseURL: URL(string: try await backend.baseURL()))
         manager.responseSerializer = HTTPResponseSerializer()
-        let bytes = try await Session.default.request(try await backend.url("/bytes/32?seed=3")).serializingData().value
+        let bytes = Data("kite".utf8)
         let data: Data? = await withCheckedContinuation { continuation in
             manager.get(
-                "bytes/32?seed=3",
+                "base64/a2l0ZQ==",
                 parameters: nil,
                 headers: nil,
                 progress: nil,
@@ -362,6 +366,36 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
             )
         }
         #expect(image?.format == .png)
+        manager.responseSerializer = XMLDocumentResponseSerializer()
+        let root: String? = await withCheckedContinuation { continuation in
+            manager.get(
+                "xml",
+                parameters: nil,
+                headers: nil,
+                progress: nil,
+                success: { _, object in
+                    continuation.resume(returning: (object as? XMLDocument)?.rootElement()?.name)
+                },
+                failure: { _, error in continuation.resume(returning: "\(error)") }
+            )
+        }
+        #expect(root == "slideshow")
+        manager.responseSerializer = CompoundResponseSerializer([
+            JSONResponseSerializer.serializer(), XMLParserResponseSerializer(),
+        ])
+        let parser: Bool = await withCheckedContinuation { continuation in
+            manager.get(
+                "xml",
+                parameters: nil,
+                headers: nil,
+                progress: nil,
+                success: { _, object in
+                    continuation.resume(returning: (object as? XMLParser)?.shouldResolveExternalEntities == false)
+                },
+                failure: { _, _ in continuation.resume(returning: false) }
+            )
+        }
+        #expect(parser)
     }
 
     @Test(arguments: Backend.available)

@@ -64,12 +64,13 @@ extension DataRequest {
     /// ```
     ///
     /// - Parameters:
-    ///   - acceptance: Which responses are accepted; AFNetworking's image types by default.
+    ///   - acceptance: Which responses are accepted; any by default (the format is read from the bytes, so an
+    ///     image sent as `application/octet-stream` works); ``ResponseAcceptance/image`` is AFNetworking's.
     ///   - imageScale: The scale; `nil` takes it from the URL's `@2x` / `@3x` suffix.
     ///   - automaticallyCancelling: Whether cancelling the awaiting task cancels the request.
     /// - Returns: The task to await.
     public func serializingImage(
-        acceptance: ResponseAcceptance = .image,
+        acceptance: ResponseAcceptance = .any,
         imageScale: Double? = nil,
         automaticallyCancelling: Bool = true
     ) -> DataTask<ImageInfo> {
@@ -89,14 +90,15 @@ extension DataRequest {
     ///
     /// - Parameters:
     ///   - queue: Where the handler runs; the session's ``Session/callbackQueue`` by default.
-    ///   - acceptance: Which responses are accepted; AFNetworking's image types by default.
+    ///   - acceptance: Which responses are accepted; any by default (the format is read from the bytes, so an
+    ///     image sent as `application/octet-stream` works); ``ResponseAcceptance/image`` is AFNetworking's.
     ///   - imageScale: The scale; `nil` takes it from the URL's `@2x` / `@3x` suffix.
     ///   - completionHandler: The handler.
     /// - Returns: The request.
     @discardableResult
     public func responseImage(
         queue: DispatchQueue? = nil,
-        acceptance: ResponseAcceptance = .image,
+        acceptance: ResponseAcceptance = .any,
         imageScale: Double? = nil,
         completionHandler: @escaping @Sendable (DataResponse<ImageInfo, KiteError>) -> Void
     ) -> Self {

@@ -421,7 +421,9 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     func htmlIsRefusedByTheImageSerializerWithItsBody(backend: Backend) async throws {
         let url = try await backend.url("/html")
         let sent = try await Session.default.request(url).serializingData().value
-        let error = try #require(await Session.default.request(url).serializingImage().response.error)
+        let error = try #require(
+            await Session.default.request(url).serializingImage(acceptance: .image).response.error
+        )
         #expect(error.code == .responseValidationFailed)
         #expect(
             error.description
@@ -430,8 +432,8 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
         #expect(error.response?.status.code == 200)
         #expect(error.responseBody == sent)
 
-        // Accepting any type, the body is read and is not an image.
-        let unread = try #require(await Session.default.request(url).serializingImage(acceptance: .any).response.error)
+        // Accepting any type (serializingImage's default), the body is read and is not an image.
+        let unread = try #require(await Session.default.request(url).serializingImage().response.error)
         #expect(unread.code == .responseSerializationFailed)
         #expect(unread.response?.status.code == 200)
     }

@@ -19,7 +19,7 @@ extension BaseRequest {
         } catch {
             let failure = KiteError(
                 code: .requestAdaptationFailed,
-                message: "the request adapter failed: \(error)",
+                message: "the request adapter failed: \((error as? KiteError)?.message ?? "\(error)")",
                 underlyingError: error
             )
             self.session.eventMonitor?.request(self, didFailToAdaptRequest: head, withError: failure)

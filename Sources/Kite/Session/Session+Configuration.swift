@@ -70,6 +70,13 @@ extension Session {
         /// allocations per request.
         public var collectsConnectionMetrics = false
 
+        /// Whether requests wait for the network while it is unreachable (URLSession's `waitsForConnectivity`),
+        /// for at most ``connectivityTimeout``; off by default. See ``WaitForConnectivity``.
+        public var waitsForConnectivity = false
+
+        /// The longest a request waits for connectivity when ``waitsForConnectivity`` is on; 30 seconds.
+        public var connectivityTimeout = Duration.seconds(30)
+
         /// Whether the session reports swift-metrics (request counter, duration timer, in-flight meter).
         /// Off by default; see ``MetricsReporting``.
         public var metrics = MetricsReporting.disabled

@@ -35,7 +35,9 @@ public final class Session: Sendable {
     /// Where handlers attached to finished requests serialize their responses.
     let serializationQueue: DispatchQueue
 
-    /// Adapts and retries every request of the session, before a request's own interceptor.
+    /// Adapts and retries every request of the session, before a request's own interceptor. With
+    /// ``Configuration-swift.struct/waitsForConnectivity`` it is an ``Interceptor`` whose first adapter is a
+    /// ``WaitForConnectivity``, followed by the interceptor given to the initializer.
     public let interceptor: (any RequestInterceptor)?
 
     /// Decides about redirects for requests without their own handler; `nil` follows them by Kite's rules.
@@ -108,7 +110,12 @@ public final class Session: Sendable {
         eventMonitors: [any EventMonitor] = []
     ) {
         self.configuration = configuration
-        self.interceptor = interceptor
+        if configuration.waitsForConnectivity {
+            let waiter = WaitForConnectivity(timeout: configuration.connectivityTimeout)
+            self.interceptor = Interceptor(adapters: [waiter], interceptors: interceptor.map { [$0] } ?? [])
+        } else {
+            self.interceptor = interceptor
+        }
         self.redirectHandler = redirectHandler
         self.eventMonitor = eventMonitors.isEmpty ? nil : CompositeEventMonitor(monitors: eventMonitors)
         self.transport = transport

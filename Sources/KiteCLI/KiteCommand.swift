@@ -12,9 +12,10 @@ struct KiteCommand: AsyncParsableCommand {
               key=value    JSON string field     key:=json   raw JSON field
               key==value   query parameter       Header:value header field
             kite tour shows the library at work against a local test server.
+            kite reachability [HOST] [--watch] prints whether the network (or HOST) is reachable.
             """,
         version: kiteVersion,
-        subcommands: [RequestCommand.self, TourCommand.self, ServeCommand.self],
+        subcommands: [RequestCommand.self, TourCommand.self, ServeCommand.self, ReachabilityCommand.self],
         defaultSubcommand: RequestCommand.self
     )
 }

@@ -187,6 +187,14 @@ struct TourCommand: AsyncParsableCommand {
         print("   \(imageResponse.value.map(String.init(describing:)) ?? "no image")\n")
         check(imageResponse.value?.format == .png, "the PNG was not recognised")
 
+        // Reachability from the kernel's routing tables (netlink on Linux): no traffic is sent to find out.
+        print("== 15. Reachability of the network and of the test server, from the kernel's tables")
+        let network = NetworkReachabilityManager()?.status
+        let loopback = NetworkReachabilityManager(host: "127.0.0.1")?.status
+        print("   network: \(network.map(String.init(describing:)) ?? "not available")")
+        print("   127.0.0.1: \(loopback.map(String.init(describing:)) ?? "not available")\n")
+        check(loopback == .reachable(.ethernetOrWiFi), "the loopback address was not reachable")
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

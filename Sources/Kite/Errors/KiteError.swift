@@ -298,6 +298,8 @@ extension KiteError {
         /// file or stream part's bytes did not match its length, or the boundary was invalid;
         /// ``KiteError/multipartFailure`` says which.
         public static let multipartEncodingFailed = Code("multipartEncodingFailed")
+        /// An ``HTTPCookieJar``'s file could not be read (missing permissions, not a jar's JSON) or written.
+        public static let cookieStorageFailed = Code("cookieStorageFailed")
     }
 
     /// Which of a request's timeouts expired.

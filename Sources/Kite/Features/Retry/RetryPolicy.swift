@@ -456,27 +456,10 @@ enum RetryAfter {
         guard clock.count == 3, let hour = Self.number(clock[0], digits: 2...2),
             let minute = Self.number(clock[1], digits: 2...2), let second = Self.number(clock[2], digits: 2...2),
             (0..<24).contains(hour), (0..<60).contains(minute), (0...60).contains(second),
-            (1...Self.daysIn(month: month, year: year)).contains(day)
+            (1...CivilCalendar.daysIn(month: month, year: year)).contains(day)
         else { return nil }
-        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
+        let days = CivilCalendar.daysSinceEpoch(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm), for years ≥ 0.
-    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let year = month <= 2 ? year - 1 : year
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yearOfEra = year - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
 }

@@ -246,12 +246,21 @@ final class AHCTransport: Transport {
         (error as? ChannelError) == .ioOnClosedChannel
     }
 
+    /// The engine's header fields. swift-http-types keeps `Cookie` as one field per cookie (HTTP/2's crumbs,
+    /// RFC 9113 §8.2.3), even when set as `a=1; b=2`; HTTP/1.1 allows one `Cookie` line (RFC 6265 §5.4), and
+    /// servers join repeated lines with commas (`a=1,b=2`, one cookie), so the crumbs are joined with `; `.
     private static func headers(_ fields: HTTPFields) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(fields.count)
+        var cookie: String?
         for field in fields {
-            headers.add(name: field.name.rawName, value: field.value)
+            if field.name == .cookie {
+                cookie = cookie.map { "\($0); \(field.value)" } ?? field.value
+            } else {
+                headers.add(name: field.name.rawName, value: field.value)
+            }
         }
+        if let cookie { headers.add(name: "Cookie", value: cookie) }
         return headers
     }
 

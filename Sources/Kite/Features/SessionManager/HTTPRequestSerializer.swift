@@ -165,6 +165,7 @@ open class HTTPRequestSerializer: @unchecked Sendable {
 /// manager.requestSerializer = JSONRequestSerializer()
 /// manager.post("users", parameters: ["name": "kite"], headers: nil, progress: nil, success: nil, failure: nil)
 /// ```
+// @unchecked: a subclass of the open HTTPRequestSerializer; its own state is a lock-guarded box.
 public final class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
     private let options: NIOLockedValueBox<JSONSerialization.WritingOptions>
 
@@ -193,6 +194,7 @@ public final class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Send
 /// serializer.format = .binary
 /// manager.requestSerializer = serializer
 /// ```
+// @unchecked: a subclass of the open HTTPRequestSerializer; its own state is a lock-guarded box.
 public final class PropertyListRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
     private let formatBox: NIOLockedValueBox<PropertyListSerialization.PropertyListFormat>
 

@@ -10,6 +10,9 @@ final class NetlinkSocket {
 
     let fileDescriptor: Int32
     private var sequence: UInt32 = 0
+    /// Where `ask` receives replies: one buffer for the socket's life, not one per request (an evaluation asks
+    /// three dumps and a route per address).
+    private var replies = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// `sockaddr_nl` (linux/netlink.h), which Swift's Glibc module does not export.
     private struct Address {
@@ -99,7 +102,10 @@ final class NetlinkSocket {
     func ask(_ request: (UInt32) -> [UInt8], dump: Bool) throws(KiteError) -> [NetlinkMessage] {
         let sequence = self.nextSequence()
         try self.send(request(sequence))
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Taken out while used, so writing into it does not copy it.
+        var buffer = self.replies
+        self.replies = []
+        defer { self.replies = buffer }
         var replies: [NetlinkMessage] = []
         // Bounded: a dump of a large routing table is at most a few thousand datagrams.
         for _ in 0..<10_000 {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HTTPTypesFoundation
 import NIOCore
 
 extension BaseRequest {
@@ -19,8 +20,9 @@ extension BaseRequest {
         }
         while true {
             let response = try await self.session.transport.send(
-                TransportRequest(head: self.taggedForProbe(hop.head), body: hop.body, deadline: run.deadline)
+                TransportRequest(head: self.prepared(hop.head), body: hop.body, deadline: run.deadline)
             )
+            self.storeCookies(of: response.head, for: hop.head)
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
@@ -36,7 +38,31 @@ extension BaseRequest {
         }
     }
 
-    /// `head` as the engine gets it: when the engine collects connection metrics, tagged for the probe with a
+    /// `head` as the engine gets it: with the jar's cookies (unless the request sets `Cookie` itself), and tagged
+    /// for the connection probe. Synchronous, so the send stage's async frame does not grow.
+    private func prepared(_ head: HTTPRequest) -> HTTPRequest {
+        self.taggedForProbe(self.withCookies(head))
+    }
+
+    /// `head` with a `Cookie` header from the session's jar for its URL, unless it has one or the jar is empty.
+    private func withCookies(_ head: HTTPRequest) -> HTTPRequest {
+        guard let jar = self.session.cookieJar, head.headerFields[.cookie] == nil else { return head }
+        if let jar = jar as? HTTPCookieJar, jar.isEmpty { return head }
+        guard let url = head.url, let cookies = jar.cookieHeader(for: url) else { return head }
+        var sent = head
+        sent.headerFields[.cookie] = cookies
+        return sent
+    }
+
+    /// Stores the cookies a response sets (a redirect's too, so they reach the next hop).
+    private func storeCookies(of response: HTTPResponse, for head: HTTPRequest) {
+        guard let jar = self.session.cookieJar else { return }
+        let values = response.headerFields[values: .setCookie]
+        guard !values.isEmpty, let url = head.url else { return }
+        jar.store(setCookieHeaders: values, from: url)
+    }
+
+    /// `head` tagged for the probe when the engine collects connection metrics, with a
     /// new record that becomes the request's latest (also when the exchange then fails). The head the request
     /// reports, logs and redirects from stays untagged. (A synchronous step: the async frame stays as small as
     /// without the probe.)

@@ -70,6 +70,14 @@ extension Session {
         /// allocations per request.
         public var collectsConnectionMetrics = false
 
+        /// Whether the session stores the cookies responses set and sends them back (`HTTPShouldHandleCookies`);
+        /// on by default. A `Cookie` header a request sets itself is sent as it is, without the jar's cookies.
+        public var httpShouldHandleCookies = true
+
+        /// The jar the session keeps cookies in; `nil` (the default) gives each session an in-memory
+        /// ``HTTPCookieJar`` of its own. Give several sessions one jar to share cookies, or a persisting one.
+        public var cookieJar: (any CookieJar)?
+
         /// Whether requests wait for the network while it is unreachable (URLSession's `waitsForConnectivity`),
         /// for at most ``connectivityTimeout``; off by default. See ``WaitForConnectivity``.
         public var waitsForConnectivity = false

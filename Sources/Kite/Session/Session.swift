@@ -35,6 +35,9 @@ public final class Session: Sendable {
     /// Where handlers attached to finished requests serialize their responses.
     let serializationQueue: DispatchQueue
 
+    /// The jar cookies are kept in, or `nil` when ``Configuration-swift.struct/httpShouldHandleCookies`` is off.
+    public let cookieJar: (any CookieJar)?
+
     /// Adapts and retries every request of the session, before a request's own interceptor. With
     /// ``Configuration-swift.struct/waitsForConnectivity`` it is an ``Interceptor`` whose first adapter is a
     /// ``WaitForConnectivity``, followed by the interceptor given to the initializer.
@@ -110,6 +113,7 @@ public final class Session: Sendable {
         eventMonitors: [any EventMonitor] = []
     ) {
         self.configuration = configuration
+        self.cookieJar = configuration.httpShouldHandleCookies ? configuration.cookieJar ?? HTTPCookieJar() : nil
         if configuration.waitsForConnectivity {
             let waiter = WaitForConnectivity(timeout: configuration.connectivityTimeout)
             self.interceptor = Interceptor(adapters: [waiter], interceptors: interceptor.map { [$0] } ?? [])

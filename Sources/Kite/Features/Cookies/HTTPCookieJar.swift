@@ -121,6 +121,11 @@ public final class HTTPCookieJar: CookieJar {
         }
     }
 
+    /// Whether the jar holds no cookie: a session skips cookie work for requests while it is empty.
+    public var isEmpty: Bool {
+        self.state.withLockedValue { $0.count == 0 }
+    }
+
     /// The error of the last write of the file, or `nil` when it succeeded (or none was needed yet).
     ///
     /// ```swift

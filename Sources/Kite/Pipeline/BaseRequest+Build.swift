@@ -11,6 +11,7 @@ extension BaseRequest {
         self.session.telemetry?.inject(into: &head, for: self)
         guard !run.prepared else { return head }
         run.prepared = true
+        run.handlesCookies = draft.httpShouldHandleCookies && self.session.cookieJar != nil
 
         let (interceptor, redirectHandler, credential) = self.storage.withLockedValue {
             ($0.interceptor, $0.redirectHandler, $0.credential)

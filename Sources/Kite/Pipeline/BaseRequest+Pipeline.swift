@@ -23,6 +23,8 @@ struct PipelineRun {
     /// The interceptors, redirect handler and credential in effect, read once when the run starts; `nil`
     /// when there are none.
     var extensions: PipelineExtensions?
+    /// Whether the session's cookie jar is used: the session has one and the draft does not opt out.
+    var handlesCookies = false
 
     init(start: ContinuousClock.Instant) {
         self.start = start

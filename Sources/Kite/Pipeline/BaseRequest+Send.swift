@@ -20,9 +20,13 @@ extension BaseRequest {
         }
         while true {
             let response = try await self.session.transport.send(
-                TransportRequest(head: self.prepared(hop.head), body: hop.body, deadline: run.deadline)
+                TransportRequest(
+                    head: self.prepared(hop.head, cookies: run.handlesCookies),
+                    body: hop.body,
+                    deadline: run.deadline
+                )
             )
-            self.storeCookies(of: response.head, for: hop.head)
+            if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
@@ -40,8 +44,8 @@ extension BaseRequest {
 
     /// `head` as the engine gets it: with the jar's cookies (unless the request sets `Cookie` itself), and tagged
     /// for the connection probe. Synchronous, so the send stage's async frame does not grow.
-    private func prepared(_ head: HTTPRequest) -> HTTPRequest {
-        self.taggedForProbe(self.withCookies(head))
+    private func prepared(_ head: HTTPRequest, cookies: Bool) -> HTTPRequest {
+        self.taggedForProbe(cookies ? self.withCookies(head) : head)
     }
 
     /// `head` with a `Cookie` header from the session's jar for its URL, unless it has one or the jar is empty.

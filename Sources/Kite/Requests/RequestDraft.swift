@@ -30,6 +30,11 @@ public struct RequestDraft: Sendable, Hashable {
     /// The total timeout for this request, from start to the last body byte. `nil` uses the session's.
     public var timeout: Duration?
 
+    /// Whether this request takes part in the session's cookie handling (`URLRequest.httpShouldHandleCookies`):
+    /// `false` sends no cookies from the jar and stores none of the cookies its responses set. It cannot turn
+    /// cookies on in a session whose ``Session/Configuration-swift.struct/httpShouldHandleCookies`` is off.
+    public var httpShouldHandleCookies = true
+
     /// Creates a draft.
     ///
     /// - Parameters:

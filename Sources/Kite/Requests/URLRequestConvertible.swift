@@ -20,8 +20,8 @@ import FoundationNetworking
 /// let user = try await Session.default.request(Router.user(id: 1)).serializingData().value
 /// ```
 ///
-/// Kite reads the URL, method, header fields, body and a non-default `timeoutInterval` (as the total
-/// timeout). Methods and header fields holding CR, LF or NUL are rejected with a ``KiteError``;
+/// Kite reads the URL, method, header fields, body, `httpShouldHandleCookies` and a non-default
+/// `timeoutInterval` (as the total timeout). Methods and header fields holding CR, LF or NUL are rejected with a ``KiteError``;
 /// `httpBodyStream` is not supported (use an upload instead).
 public protocol URLRequestConvertible: Sendable {
     /// The request, or an error that says why there is none.
@@ -80,6 +80,7 @@ extension URLRequest {
         if self.timeoutInterval != 60, self.timeoutInterval > 0 {
             draft.timeout = .milliseconds(Int64((self.timeoutInterval * 1000).rounded()))
         }
+        draft.httpShouldHandleCookies = self.httpShouldHandleCookies
         return draft
     }
 }

@@ -7,6 +7,10 @@ import Testing
 
 /// `authenticate(username:password:)` and `AuthenticationInterceptor` through the real pipeline.
 @Suite struct AuthenticationPipelineTests {
+    /// python httpbin's `/digest-auth` sets cookies on 127.0.0.1, which a jar sends to every port: this suite
+    /// keeps them in a session of its own, away from the tests that compare echoed headers.
+    static let session = Session()
+
     struct Authenticated: Decodable, Sendable {
         let authenticated: Bool
         let user: String
@@ -14,7 +18,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func basicChallengeIsAnswered(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/basic-auth/kite/s3cret"))
+        let request = Self.session.request(try await backend.url("/basic-auth/kite/s3cret"))
             .authenticate(username: "kite", password: "s3cret")
             .validate()
         let value = try await request.serializingDecodable(Authenticated.self).value
@@ -24,7 +28,7 @@ import Testing
 
     @Test(arguments: Backend.available, ["MD5", "SHA-256"])
     func digestChallengeIsAnswered(backend: Backend, algorithm: String) async throws {
-        let value = try await Session.default.request(
+        let value = try await Self.session.request(
             try await backend.url("/digest-auth/auth/kite/s3cret/\(algorithm)")
         )
         .authenticate(with: Credential(user: "kite", password: "s3cret"))
@@ -36,7 +40,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aWrongPasswordEndsWithAuthenticationFailed(backend: Backend) async throws {
         for path in ["/basic-auth/kite/s3cret", "/digest-auth/auth/kite/s3cret/MD5"] {
-            let response = await Session.default.request(try await backend.url(path))
+            let response = await Self.session.request(try await backend.url(path))
                 .authenticate(username: "kite", password: "wrong")
                 .serializingData().response
             #expect(response.error?.code == .authenticationFailed, "\(path)")
@@ -47,7 +51,7 @@ import Testing
 
     @Test func aStaleDigestNonceIsAnsweredOnceMore() async throws {
         let base = try await SharedTestServer.shared.baseURL()
-        let value = try await Session.default.request(base + "/digest-auth/auth/kite/s3cret/SHA-256/0")
+        let value = try await Self.session.request(base + "/digest-auth/auth/kite/s3cret/SHA-256/0")
             .authenticate(username: "kite", password: "s3cret")
             .validate()
             .serializingDecodable(Authenticated.self).value
@@ -56,7 +60,7 @@ import Testing
 
     @Test func withoutACredentialA401IsTheResponse() async throws {
         let base = try await SharedTestServer.shared.baseURL()
-        let response = await Session.default.request(base + "/basic-auth/kite/s3cret").serializingData().response
+        let response = await Self.session.request(base + "/basic-auth/kite/s3cret").serializingData().response
         #expect(response.error?.code != .authenticationFailed)
         #expect(response.response?.status.code == 401)
     }
@@ -67,14 +71,14 @@ import Testing
         // 127.0.0.1 and localhost are different origins on the same server.
         let elsewhere = "http://localhost:\(port)/basic-auth/kite/s3cret"
         let encoded = elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? elsewhere
-        let crossOrigin = await Session.default.request(base + "/redirect-to?url=\(encoded)")
+        let crossOrigin = await Self.session.request(base + "/redirect-to?url=\(encoded)")
             .authenticate(username: "kite", password: "s3cret")
             .serializingData().response
         #expect(crossOrigin.error?.code != .authenticationFailed)
         #expect(crossOrigin.response?.status.code == 401, "the other origin's challenge is not answered")
 
         let sameOrigin = "/basic-auth/kite/s3cret".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let followed = await Session.default.request(base + "/redirect-to?url=\(sameOrigin)")
+        let followed = await Self.session.request(base + "/redirect-to?url=\(sameOrigin)")
             .authenticate(username: "kite", password: "s3cret")
             .serializingData().response
         #expect(followed.response?.status.code == 200, "a challenge at the request's own origin is answered")

@@ -1,5 +1,9 @@
 import Foundation
 import HTTPTypes
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 @testable import Kite
@@ -85,5 +89,30 @@ import Testing
         // Cookies with the same path and creation time come in no particular order (RFC 6265bis §5.8.3).
         let sent = mock.requests.map { request in request.head.headerFields[values: .cookie].sorted() }
         #expect(sent == [[], ["theme=dark"], ["theme=dark", "token=s3cret"], []])
+    }
+
+    @Test func aRequestCanOptOutOfTheJar() async throws {
+        let mock = MockTransport()
+        var setting = HTTPFields()
+        setting[.setCookie] = "first=1; Path=/"
+        mock.stub(.get, "https://api.example.com/first", response: .status(200, headers: setting))
+        var other = HTTPFields()
+        other[.setCookie] = "ignored=1; Path=/"
+        mock.stub(.get, "https://api.example.com/ignored", response: .status(200, headers: other))
+        mock.stub(.get, .prefix("https://api.example.com/"), response: .status(204))
+        let session = Session(transport: mock)
+        _ = await session.request("https://api.example.com/first").serializingData().response
+        // Opted out by the modifier and by a URLRequest: nothing sent, nothing stored.
+        _ = await session.request(
+            "https://api.example.com/ignored",
+            requestModifier: { $0.httpShouldHandleCookies = false }
+        ).serializingData().response
+        var plain = URLRequest(url: URL(string: "https://api.example.com/plain")!)
+        plain.httpShouldHandleCookies = false
+        _ = await session.request(plain).serializingData().response
+        _ = await session.request("https://api.example.com/after").serializingData().response
+        let sent = mock.requests.map { request in request.head.headerFields[values: .cookie] }
+        #expect(sent == [[], [], [], ["first=1"]])
+        #expect((session.cookieJar as? HTTPCookieJar)?.allCookies.map(\.name) == ["first"])
     }
 }

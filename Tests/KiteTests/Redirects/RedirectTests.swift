@@ -86,7 +86,10 @@ import Testing
         let other = try await KiteTestServer.start()
         let base = try await Backend.inProcess.baseURL()
         let away = "\(base)/redirect-to?url=\(other.baseURL)/headers"
-        let crossed = try await Session.default.request(
+        // A session of its own: a jar holding another test's 127.0.0.1 cookies would send them to any port.
+        let session = Session()
+        defer { Task { try? await session.shutdown() } }
+        let crossed = try await session.request(
             away,
             headers: [.authorization: "Bearer secret", .cookie: "a=b"]
         )
@@ -97,7 +100,7 @@ import Testing
         #expect(crossed["headers"]?["Cookie"] == nil)
 
         let home = "\(base)/redirect-to?url=/headers"
-        let same = try await Session.default.request(home, headers: [.authorization: "Bearer secret"])
+        let same = try await session.request(home, headers: [.authorization: "Bearer secret"])
             .validate()
             .serializingJSON()
             .value

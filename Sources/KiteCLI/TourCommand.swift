@@ -195,6 +195,34 @@ struct TourCommand: AsyncParsableCommand {
         print("   127.0.0.1: \(loopback.map(String.init(describing:)) ?? "not available")\n")
         check(loopback == .reachable(.ethernetOrWiFi), "the loopback address was not reachable")
 
+        // Cookies: /cookies/set answers 302 with Set-Cookie; the redirected request carries the cookie back.
+        let cookies = session.request("\(base)/cookies/set?flavour=oat")
+        let cookieResponse = await Self.show("16. A cookie set by a redirect, sent back by the session's jar", cookies)
+        {
+            await cookies.validate().serializingJSON().response
+        }
+        check(cookieResponse.value?["cookies"]?["flavour"] == .string("oat"), "the cookie did not come back")
+
+        // Proxies: the environment's rules, as curl applies them (here with given variables, not the process's).
+        print("== 17. The proxy each URL would go through, by curl's rules for http_proxy, https_proxy and no_proxy")
+        let variables = [
+            "https_proxy": "http://me:secret@proxy.corp:3128", "http_proxy": "socks5h://127.0.0.1:1080",
+            "no_proxy": ".internal,10.0.0.0/8",
+        ]
+        print("   \(variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        let proxies = ProxyConfiguration.environment(variables: variables)
+        var chosen: [String] = []
+        for target in ["https://api.example.com/", "http://example.com/", "https://db.internal/", "http://10.1.2.3/"] {
+            let proxy = (try? proxies.proxy(for: URL(string: target)!)).flatMap { $0 }
+            chosen.append(proxy?.absoluteString ?? "direct")
+            print("   \(target) -> \(proxy?.absoluteString ?? "direct")")
+        }
+        print()
+        check(
+            chosen == ["http://proxy.corp:3128", "socks5://127.0.0.1:1080", "direct", "direct"],
+            "the proxies were not chosen by the rules"
+        )
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

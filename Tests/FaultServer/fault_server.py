@@ -571,11 +571,45 @@ def stats(conn, req):
         body = json.dumps(STATS).encode()
     return respond(conn, req, 200, body, [("Content-Type", "application/json")])
 
+# ----------------------------------------------------------------------------- hostile proxy
+
+def connect_fault(conn, req):
+    """A hostile HTTP proxy: a CONNECT's target host picks the misbehaviour (any port).
+    proxy-407.test: 407 with a body, without Proxy-Authenticate; proxy-403.test: 403 refusal;
+    proxy-silent.test: never answers; proxy-fin.test / proxy-rst.test: closes (FIN / RST) without
+    answering; proxy-garbage.test: bytes that are not HTTP; proxy-body.test: 200 with a body, which a
+    tunnel answer must not have; proxy-drop.test: 200, then closes the tunnel before any response."""
+    host = req.target.rsplit(":", 1)[0].lower()
+    if host == "proxy-407.test":
+        return respond(conn, req, 407, b"proxy says no", [("Connection", "close")]) and CLOSE
+    if host == "proxy-403.test":
+        return respond(conn, req, 403, b"forbidden target", [("Connection", "close")]) and CLOSE
+    if host == "proxy-silent.test":
+        hold_open(conn, req, read=True)
+        return CLOSE
+    if host == "proxy-fin.test":
+        conn.send(b"HTTP/1.1 2")
+        return CLOSE
+    if host == "proxy-rst.test":
+        rst_close(conn.sock)
+        return DONE
+    if host == "proxy-garbage.test":
+        conn.send(b"\x16\x03\x01 not http at all\r\n\r\n")
+        return CLOSE
+    if host == "proxy-body.test":
+        conn.send(make_head(200, [("Content-Length", 5)]) + b"hello")
+        return CLOSE
+    if host == "proxy-drop.test":
+        conn.send(make_head(200, []))
+        return CLOSE
+    return respond(conn, req, 502, b"unknown proxy fault", [("Connection", "close")]) and CLOSE
+
 def not_found(conn, req):
     return respond(conn, req, 404, f"not found: {req.path}\n".encode(),
                    [("Content-Type", "text/plain")])
 
 not_found.own_body = False
+connect_fault.own_body = False
 
 # ----------------------------------------------------------------------------- server
 
@@ -591,7 +625,7 @@ def serve_connection(sock):
                 with STATS_LOCK:
                     STATS["requests"] += 1
                 log(req.method, req.target)
-                handler = ROUTES.get(req.path, not_found)
+                handler = connect_fault if req.method == "CONNECT" else ROUTES.get(req.path, not_found)
                 if not handler.own_body:
                     maybe_continue(conn, req)
                     read_body(conn, req)

@@ -10,7 +10,10 @@ import Tracing
 
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
+    /// The client for direct requests.
     private let client: HTTPClient
+    /// The clients for proxied requests; `nil` when the session's proxy configuration never proxies.
+    private let proxies: ProxyClients?
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -104,6 +107,10 @@ final class AHCTransport: Transport {
         config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
         config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
         self.client = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: config)
+        let route = ProxyRoute(configuration.proxy)
+        self.proxies =
+            route.isDirect
+            ? nil : ProxyClients(route: route, configuration: config, eventLoopGroup: Self.eventLoopGroup)
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
         self.defaultFields = Session.sentDefaultHeaders(for: configuration)
@@ -154,8 +161,16 @@ final class AHCTransport: Transport {
             deadline = .distantFuture
         }
 
+        var client = self.client
+        var proxy: ProxyServer?
+        if let proxies = self.proxies, let routed = try proxies.client(scheme: scheme, authority: authority) {
+            client = routed.0
+            proxy = routed.1
+        }
         let response = try await self.execute(
             outgoing,
+            on: client,
+            through: proxy,
             deadline: deadline,
             mayResend: request.body?.isReplayable ?? true,
             pulled: pulled,
@@ -214,6 +229,8 @@ final class AHCTransport: Transport {
     /// Executes `request`, sending it once more when the first try failed before any of it was written.
     private func execute(
         _ request: HTTPClientRequest,
+        on client: HTTPClient,
+        through proxy: ProxyServer?,
         deadline: NIODeadline,
         mayResend: Bool,
         pulled: NIOLockedValueBox<Bool>?,
@@ -222,7 +239,7 @@ final class AHCTransport: Transport {
         var resent = false
         while true {
             do {
-                return try await self.client.execute(request, deadline: deadline)
+                return try await client.execute(request, deadline: deadline)
             } catch {
                 // A pooled connection the server had already closed (say, after stray bytes following a
                 // response) fails the first write with "I/O on closed channel": nothing of the request
@@ -232,7 +249,10 @@ final class AHCTransport: Transport {
                     resent = true
                     continue
                 }
-                let failure = self.kiteError(from: error, authority: authority)
+                var failure = self.kiteError(from: error, authority: authority)
+                if let proxy {
+                    failure = ProxyClients.failure(failure, engineError: error, proxy: proxy, target: authority ?? "")
+                }
                 if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
                     throw await self.explainingTrustFailure(failure, authority: authority)
                 }
@@ -284,6 +304,7 @@ final class AHCTransport: Transport {
     func shutdown() async throws(KiteError) {
         guard self.canShutDown else { return }
         do {
+            try await self.proxies?.shutdown()
             try await self.client.shutdown()
         } catch let error as HTTPClientError where error == .alreadyShutdown {
             return
@@ -298,6 +319,7 @@ final class AHCTransport: Transport {
 
     func shutdownInBackground() {
         guard self.canShutDown else { return }
+        self.proxies?.shutdownInBackground()
         self.client.shutdown(queue: .global()) { _ in }
     }
 }

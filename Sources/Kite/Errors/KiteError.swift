@@ -300,6 +300,9 @@ extension KiteError {
         public static let multipartEncodingFailed = Code("multipartEncodingFailed")
         /// An ``HTTPCookieJar``'s file could not be read (missing permissions, not a jar's JSON) or written.
         public static let cookieStorageFailed = Code("cookieStorageFailed")
+        /// The proxy could not be used: its URL in the environment is not valid or names a kind the engine cannot
+        /// speak, it refused the tunnel, asked for credentials (`407`), or did not answer the handshake in time.
+        public static let proxyFailed = Code("proxyFailed")
     }
 
     /// Which of a request's timeouts expired.

@@ -70,6 +70,11 @@ extension Session {
         /// allocations per request.
         public var collectsConnectionMetrics = false
 
+        /// Which proxy requests go through: ``ProxyConfiguration/environment`` (the default: `http_proxy`,
+        /// `https_proxy`, `all_proxy` and `no_proxy`, read when the session is created), ``ProxyConfiguration/none``,
+        /// or one HTTP or SOCKS5 server. See the "Proxies" article.
+        public var proxy: ProxyConfiguration = .environment
+
         /// Whether the session stores the cookies responses set and sends them back (`HTTPShouldHandleCookies`);
         /// on by default. A `Cookie` header a request sets itself is sent as it is, without the jar's cookies.
         public var httpShouldHandleCookies = true

@@ -1,12 +1,12 @@
 import Foundation
 import HTTPTypes
+import Testing
+
+@testable import Kite
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-
-@testable import Kite
 
 /// Sessions store the cookies responses set and send them back, against both servers and the mock.
 @Suite struct SessionCookieTests {

@@ -1,0 +1,219 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A real forward proxy in a child process, on a free loopback port: tinyproxy (Debian's package) for HTTP
+/// proxies with `CONNECT` and Basic authentication, pproxy (PyPI, in `.venv`) for SOCKS5. Each test starts its
+/// own, so the proxy's log holds that test's requests only. `.ci/run` installs both; elsewhere the suites are
+/// skipped when one is missing, unless `KITE_REQUIRE_PROXIES=1` (as in CI) makes that a failure.
+final class ProxyProcess: Sendable {
+    enum Kind: Sendable {
+        /// tinyproxy, asking for `user`/`password` when given.
+        case tinyproxy(user: String?, password: String?)
+        /// pproxy serving SOCKS5.
+        case socks5
+    }
+
+    let port: Int
+    private let process: ProcessBox
+    private let output: OutputLines
+
+    // @unchecked: the Process is only started, then terminated; it is kept to stop the child.
+    private struct ProcessBox: @unchecked Sendable {
+        let process: Process
+        let directory: URL
+    }
+
+    static var tinyproxyPath: String? {
+        ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/usr/local/bin/tinyproxy"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+
+    static var pproxyPath: String? {
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // Support
+            .deletingLastPathComponent()  // KiteTests
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // package
+            .appendingPathComponent(".venv/bin/pproxy").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    /// Whether the proxy tests run: the programs exist, or CI requires them (and then they fail loudly).
+    static var tinyproxyAvailable: Bool { Self.tinyproxyPath != nil || Self.required }
+    static var pproxyAvailable: Bool { Self.pproxyPath != nil || Self.required }
+    private static var required: Bool { ProcessInfo.processInfo.environment["KITE_REQUIRE_PROXIES"] == "1" }
+
+    /// Starts the proxy and waits until it accepts connections (its own "ready" line, at most 10 s).
+    static func start(_ kind: Kind) async throws -> ProxyProcess {
+        // A free port can be taken between choosing it and the proxy's bind: try a few.
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            do {
+                return try await ProxyProcess(kind, port: try Sockets.closedPort())
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? ProxyProcessError(message: "the proxy did not start")
+    }
+
+    private init(_ kind: Kind, port: Int) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kite-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let process = Process()
+        let ready: String
+        switch kind {
+        case .tinyproxy(let user, let password):
+            let path = try #require(Self.tinyproxyPath, "tinyproxy is not installed (apt-get install tinyproxy)")
+            var lines = [
+                "Port \(port)", "Listen 127.0.0.1", "Timeout 30", "LogLevel Info", "MaxClients 64",
+                "Allow 127.0.0.1", "DisableViaHeader Yes",
+            ]
+            if let user, let password { lines.append("BasicAuth \(user) \(password)") }
+            let configuration = directory.appendingPathComponent("tinyproxy.conf")
+            try (lines.joined(separator: "\n") + "\n").write(to: configuration, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: path)
+            // -d: stay in the foreground and log to standard error.
+            process.arguments = ["-d", "-c", configuration.path]
+            ready = "Starting main loop"
+        case .socks5:
+            let path = try #require(Self.pproxyPath, "pproxy is not installed (.venv/bin/pip install pproxy)")
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["-l", "socks5://127.0.0.1:\(port)", "-v"]
+            process.environment = ["PYTHONUNBUFFERED": "1"]
+            ready = "Serving on"
+        }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        let output = OutputLines(pipe.fileHandleForReading)
+        try process.run()
+        self.port = port
+        self.process = ProcessBox(process: process, directory: directory)
+        self.output = output
+        do {
+            _ = try await output.waitForLine(containing: ready, timeout: .seconds(10))
+        } catch {
+            self.stop()
+            throw ProxyProcessError(message: "the proxy did not start: \(output.text)")
+        }
+    }
+
+    deinit {
+        self.stop()
+    }
+
+    /// Everything the proxy has logged so far.
+    var log: String { self.output.text }
+
+    /// Waits until the proxy's log has a line containing `text` (at most `timeout`), and returns that line.
+    @discardableResult
+    func waitForLog(containing text: String, timeout: Duration = .seconds(10)) async throws -> String {
+        try await self.output.waitForLine(containing: text, timeout: timeout)
+    }
+
+    func stop() {
+        if self.process.process.isRunning { self.process.process.terminate() }
+        try? FileManager.default.removeItem(at: self.process.directory)
+    }
+}
+
+struct ProxyProcessError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { self.message }
+}
+
+/// A child's output, read as it comes; waiters are resumed by the line they wait for, not by polling.
+private final class OutputLines: Sendable {
+    private typealias Waiter = (id: UUID, needle: String, continuation: CheckedContinuation<String, any Error>)
+
+    private struct State {
+        var text = ""
+        var waiters: [Waiter] = []
+        var closed = false
+        /// Waiters whose timeout fired before they were registered.
+        var expired: Set<UUID> = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                self.close()
+                return
+            }
+            self.append(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    var text: String { self.state.withLockedValue { $0.text } }
+
+    private func append(_ chunk: String) {
+        let resumed = self.state.withLockedValue { state -> [(CheckedContinuation<String, any Error>, String)] in
+            state.text += chunk
+            var resumed: [(CheckedContinuation<String, any Error>, String)] = []
+            state.waiters.removeAll { waiter in
+                guard let line = Self.line(in: state.text, containing: waiter.needle) else { return false }
+                resumed.append((waiter.continuation, line))
+                return true
+            }
+            return resumed
+        }
+        for (continuation, line) in resumed { continuation.resume(returning: line) }
+    }
+
+    private func close() {
+        let waiters = self.state.withLockedValue { state in
+            state.closed = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: ProxyProcessError(message: "the proxy exited"))
+        }
+    }
+
+    private func fail(_ id: UUID) {
+        let waiter = self.state.withLockedValue { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                state.expired.insert(id)
+                return nil
+            }
+            return state.waiters.remove(at: index)
+        }
+        guard let waiter else { return }
+        waiter.continuation.resume(throwing: ProxyProcessError(message: "no log line with \"\(waiter.needle)\""))
+    }
+
+    func waitForLine(containing needle: String, timeout: Duration) async throws -> String {
+        let id = UUID()
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            self.fail(id)
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let immediate = self.state.withLockedValue { state -> Result<String, any Error>? in
+                if let line = Self.line(in: state.text, containing: needle) { return .success(line) }
+                if state.closed { return .failure(ProxyProcessError(message: "the proxy exited")) }
+                if state.expired.contains(id) {
+                    return .failure(ProxyProcessError(message: "no log line with \"\(needle)\""))
+                }
+                state.waiters.append((id, needle, continuation))
+                return nil
+            }
+            if let immediate { continuation.resume(with: immediate) }
+        }
+    }
+
+    private static func line(in text: String, containing needle: String) -> String? {
+        text.split(separator: "\n").first { $0.contains(needle) }.map(String.init)
+    }
+}

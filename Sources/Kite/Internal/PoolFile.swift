@@ -33,6 +33,21 @@ final class PoolFile: Sendable {
         }
     }
 
+    /// Starts writing `buffers` one after another from `offset` on the thread pool and returns at once; the
+    /// future completes when all are written (it runs to the end even if the caller's task is cancelled).
+    func startWriting(_ buffers: [ByteBuffer], at offset: Int64) -> EventLoopFuture<Void> {
+        let descriptor = self.descriptor
+        return NIOThreadPool.singleton.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any()) {
+            var position = offset
+            for buffer in buffers {
+                if let error = buffer.withUnsafeReadableBytes({ SystemFile.write(descriptor, $0, at: position) }) {
+                    throw error
+                }
+                position += Int64(buffer.readableBytes)
+            }
+        }
+    }
+
     /// Closes the file.
     ///
     /// - Throws: The error `close` reports (written data may be lost).

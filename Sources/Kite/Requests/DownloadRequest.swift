@@ -157,27 +157,48 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
                 underlyingError: error.posixError
             )
         }
+        // Chunks are written in batches, one on the thread pool while the next fills (BatchedFileWriter).
+        var writer = BatchedFileWriter(file: file, offset: offset)
+        func writeFailure(_ error: SystemFile.SystemError, _ writer: BatchedFileWriter) -> KiteError {
+            KiteError(
+                code: .downloadFailed,
+                message: "writing \(partialURL.path) failed after \(writer.written) bytes: \(error)",
+                request: summary,
+                underlyingError: error.posixError
+            )
+        }
         do throws(KiteError) {
             var iterator = response.body.makeAsyncIterator()
-            var position = offset
-            while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
-                do {
-                    try await file.write(chunk, at: position)
-                } catch {
-                    throw KiteError(
-                        code: .downloadFailed,
-                        message: "writing \(partialURL.path) failed after \(position) bytes: \(error)",
-                        request: summary,
-                        underlyingError: error.posixError
-                    )
+            do throws(KiteError) {
+                while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
+                    do {
+                        if try await writer.append(chunk) {
+                            let written = writer.written
+                            self.download.withLockedValue { $0.bytesOnDisk = written }
+                        }
+                    } catch {
+                        throw writeFailure(error, writer)
+                    }
                 }
-                position += Int64(chunk.readableBytes)
-                self.download.withLockedValue { $0.bytesOnDisk = position }
+            } catch {
+                // A chunk that arrived is written, so resume data covers it, whatever stopped the body.
+                if error.code != .downloadFailed { try? await writer.finish() }
+                throw error
+            }
+            do {
+                try await writer.finish()
+            } catch {
+                throw writeFailure(error, writer)
             }
         } catch {
+            await writer.abandon()
+            let written = writer.written
+            self.download.withLockedValue { $0.bytesOnDisk = written }
             try? await file.close()
             throw error
         }
+        let written = writer.written
+        self.download.withLockedValue { $0.bytesOnDisk = written }
         do {
             try await file.close()
         } catch {

@@ -19,6 +19,7 @@ extension Harness {
         switch client {
         case .kite: try await self.kiteGet(path)
         case .ahc: try await self.ahcGet(path)
+        case .ahcInTask: try await Task { try await self.ahcGet(path) }.value
         case .urlSession: try await self.urlSessionGet(path)
         }
     }
@@ -95,8 +96,29 @@ extension Harness {
         switch client {
         case .kite: try await self.kiteDownload(path)
         case .ahc: try await self.ahcDownload(path)
+        case .ahcInTask: throw HarnessError("case 4 has no AHC-in-a-Task client")
         case .urlSession: try await self.urlSessionDownload(path)
         }
+    }
+
+    /// Downloads `path` with raw AHC's async API, writing each chunk of the body to a `FileHandle` as it
+    /// arrives (the plain way to stream a body to a file), and returns the file's size; the file is removed.
+    func ahcStreamingDownload(_ path: String) async throws -> Int64 {
+        let destination = self.scratchFile("ahc-stream-download")
+        guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+            throw HarnessError("cannot create \(destination.path)")
+        }
+        let handle = try FileHandle(forWritingTo: destination)
+        let response = try await self.ahc.execute(self.ahcRequest(path), timeout: .seconds(600))
+        guard response.status == .ok else {
+            try handle.close()
+            throw HarnessError("AHC: \(path) answered \(response.status)")
+        }
+        for try await chunk in response.body {
+            try chunk.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+        }
+        try handle.close()
+        return try Self.sizeAndRemove(destination)
     }
 
     /// Downloads `path` with Kite to a new file and returns its size; the file is removed.
@@ -210,7 +232,7 @@ extension Harness {
         switch client {
         case .kite: return try await self.kiteUpload(fileURL)
         case .ahc: return try await self.ahcUpload(fileURL)
-        case .urlSession: throw HarnessError("case 5 has no URLSession client")
+        case .ahcInTask, .urlSession: throw HarnessError("case 5 has no \(client.rawValue) client")
         }
     }
 

@@ -32,6 +32,26 @@ final class Harness: Sendable {
     let scratch: URL
 
     private static let current = Mutex<Harness?>(nil)
+    /// The harness whose server is in another process, made on first use.
+    private static let currentRemote = Mutex<(harness: Harness, server: ServerProcess)?>(nil)
+
+    /// The harness of the cases with the server in another process (``ServerProcess``): its own clients,
+    /// configured as this one's, against a server started on first use and stopped by `stop()`.
+    static var remote: Harness {
+        get async throws {
+            if let remote = currentRemote.withLock({ $0 }) { return remote.harness }
+            let server = try ServerProcess.start()
+            let harness = try await Harness(serverURL: server.baseURL)
+            return currentRemote.withLock { current in
+                if let existing = current {
+                    server.stop()
+                    return existing.harness
+                }
+                current = (harness, server)
+                return harness
+            }
+        }
+    }
 
     /// The harness started by `start()`.
     static var shared: Harness {
@@ -76,7 +96,7 @@ final class Harness: Sendable {
         let configuration = Session.Configuration.default
         self.kiteSession = clients.contains(.kite) ? Session(configuration: configuration) : nil
         self.ahcClient =
-            clients.contains(.ahc)
+            clients.contains(.ahc) || clients.contains(.ahcInTask)
             ? HTTPClient(
                 eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
                 configuration: Self.ahcConfiguration(like: configuration)
@@ -94,8 +114,10 @@ final class Harness: Sendable {
             headers.add(name: field.name.rawName, value: field.value)
         }
         self.defaultHeaders = headers
-        self.scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("kite-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
+        // Files go to RAM (/dev/shm) when there is one, so the transfer cases measure the clients, not the disk.
+        let ram = URL(fileURLWithPath: "/dev/shm")
+        let folder = FileManager.default.isWritableFile(atPath: ram.path) ? ram : FileManager.default.temporaryDirectory
+        self.scratch = folder.appendingPathComponent("kite-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: self.scratch, withIntermediateDirectories: true)
     }
 
@@ -129,6 +151,13 @@ final class Harness: Sendable {
             })
         else { return }
         try await harness.shutdown()
+        if let remote = currentRemote.withLock({ state in
+            defer { state = nil }
+            return state
+        }) {
+            try await remote.harness.shutdown()
+            remote.server.stop()
+        }
     }
 
     /// Stops the clients and the server this harness made and removes its scratch folder.

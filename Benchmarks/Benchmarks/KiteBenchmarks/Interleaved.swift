@@ -1,9 +1,9 @@
 import Benchmark
 import Foundation
 
-/// Cases 1 and 2 once more, as a ratio measured in one process: Kite and raw AHC take turns, block
-/// by block, and each iteration records Kite's throughput as a percentage of AHC's over a few such
-/// turns (the median of five pairs of blocks).
+/// Cases 1 and 2 once more, as a ratio measured in one process: Kite, raw AHC and raw AHC in a task per
+/// request take turns, block by block, and each iteration records Kite's (and AHC in a Task's) throughput as a
+/// percentage of AHC's over a few such turns (the median of five rounds of blocks).
 ///
 /// The separate cases run each client in a process of its own, one after the other, seconds apart.
 /// On this machine the server shares the two cores with the client and the machine's own speed
@@ -41,23 +41,30 @@ enum Interleaved {
         return Self.rate(Self.concurrentBlock * 64, since: start)
     }
 
-    /// Pairs of blocks per iteration.
+    /// Rounds of blocks per iteration.
     static let pairs = 5
 
-    /// Runs ``pairs`` pairs of blocks, one block with each client, the one going first alternating,
-    /// and returns the median of Kite's rate as a whole percentage of AHC's over the pairs.
-    static func percentage(_ block: (Client) async throws -> Double) async throws -> Int {
-        var percentages: [Double] = []
-        for pair in 0..<Self.pairs {
-            var kite = 0.0
-            var ahc = 0.0
-            for client in pair.isMultiple(of: 2) ? [Client.kite, .ahc] : [.ahc, .kite] {
-                let rate = try await block(client)
-                if client == .kite { kite = rate } else { ahc = rate }
+    /// The clients taking turns: Kite, raw AHC, and raw AHC in one task per request (the ceiling of any design
+    /// with a task per request).
+    static let clients: [Client] = [.kite, .ahc, .ahcInTask]
+
+    /// Runs ``pairs`` rounds of blocks, one block with each client, the order rotating from round to round, and
+    /// returns the medians over the rounds of Kite's and of AHC in a Task's rate as whole percentages of AHC's.
+    static func percentages(_ block: (Client) async throws -> Double) async throws -> (kite: Int, ahcInTask: Int) {
+        var kite: [Double] = []
+        var inTask: [Double] = []
+        for round in 0..<Self.pairs {
+            var rates: [Client: Double] = [:]
+            let shift = round % Self.clients.count
+            for client in Self.clients[shift...] + Self.clients[..<shift] {
+                rates[client] = try await block(client)
             }
-            percentages.append(100 * kite / ahc)
+            let ahc = rates[.ahc] ?? .nan
+            kite.append(100 * (rates[.kite] ?? 0) / ahc)
+            inTask.append(100 * (rates[.ahcInTask] ?? 0) / ahc)
         }
-        return Int(percentages.sorted()[Self.pairs / 2].rounded())
+        func median(_ values: [Double]) -> Int { Int(values.sorted()[values.count / 2].rounded()) }
+        return (median(kite), median(inTask))
     }
 
     private static func rate(_ requests: Int, since start: ContinuousClock.Instant) -> Double {
@@ -66,27 +73,39 @@ enum Interleaved {
         return Double(requests) / seconds
     }
 
-    /// Registers the two interleaved cases.
+    /// Raw AHC in one task per request as a percentage of raw AHC, measured alongside.
+    static let inTaskPercentOfAHC = BenchmarkMetric.custom(
+        "ahcInTaskThroughputPercentOfAHC",
+        polarity: .prefersLarger,
+        useScalingFactor: false
+    )
+
+    /// Registers the interleaved cases: 1 and 2, each with the server in another process and in-process.
     static func register() {
         let configuration = Benchmark.Configuration(
-            metrics: [Self.percentOfAHC],
+            metrics: [Self.percentOfAHC, Self.inTaskPercentOfAHC],
             warmupIterations: 2,
             maxDuration: .seconds(60),
             maxIterations: 21,
-            // Static thresholds in Thresholds/: the p90 (for a metric that prefers larger values,
-            // the iteration that only a tenth did worse than) at least 95.
+            // Static thresholds in Thresholds/ (for the server in another process): the p90 (for a metric that
+            // prefers larger values, the iteration that only a tenth did worse than) at least 95.
             thresholds: [Self.percentOfAHC: BenchmarkThresholds(absolute: [.p90: 0])]
         )
         let cases: [(String, @Sendable (Harness, Client) async throws -> Double)] = [
             ("1 small GET, sequential", { try await Self.sequential($0, $1) }),
             ("2 small GET, 64 in flight", { try await Self.concurrent($0, $1) }),
         ]
-        for (name, block) in cases {
-            Benchmark("\(name) (Kite % of AHC, interleaved)", configuration: configuration) { benchmark in
-                let harness = try Harness.shared
-                for _ in benchmark.scaledIterations {
-                    let percent = try await Self.percentage { try await block(harness, $0) }
-                    benchmark.measurement(Self.percentOfAHC, percent)
+        for remote in [true, false] {
+            let server = remote ? "server in another process" : "in-process server"
+            for (name, block) in cases {
+                Benchmark("\(name), \(server) (Kite % of AHC, interleaved)", configuration: configuration) {
+                    benchmark in
+                    let harness = remote ? try await Harness.remote : try Harness.shared
+                    for _ in benchmark.scaledIterations {
+                        let (kite, inTask) = try await Self.percentages { try await block(harness, $0) }
+                        benchmark.measurement(Self.percentOfAHC, kite)
+                        benchmark.measurement(Self.inTaskPercentOfAHC, inTask)
+                    }
                 }
             }
         }

@@ -30,13 +30,21 @@ struct Record: Decodable, Sendable {
 enum Client: String, CaseIterable {
     case kite = "Kite"
     case ahc = "AHC"
+    /// Raw AHC inside one `Task { }` per request that the caller awaits: the two task hops every design with
+    /// a task per request pays (Kite has one so that `cancel()` works), so the ceiling shows in every run.
+    case ahcInTask = "AHC in a Task"
     case urlSession = "URLSession"
+
+    /// The clients of the transfer and decoding cases (3 to 5).
+    static let transferClients: [Client] = [.kite, .ahc, .urlSession]
 }
 
 /// The benchmarks package-benchmark finds and runs.
 let benchmarks: @Sendable () -> Void = {
-    // Cases 4 and 5 start this executable again as a client process; it does its job and exits here.
+    // Cases 4 and 5 start this executable again as a client process, and the "server in another process"
+    // cases start it as a server process; either does its job and exits here.
     ClientProcess.runIfRequested()
+    ServerProcess.runIfRequested()
 
     Benchmark.setup = { try await Harness.start() }
     Benchmark.teardown = { try await Harness.stop() }
@@ -57,31 +65,40 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 20_000
     )
 
-    // 1. Small GET, one at a time.
-    for client in Client.allCases {
-        Benchmark("1 small GET, sequential (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
-            let harness = try Harness.shared
-            for _ in benchmark.scaledIterations {
-                try await harness.smallGet(with: client)
+    // 1. Small GET, one at a time; 2. 64 in flight (one iteration is 64 concurrent requests). Each with the
+    // server in another process (as users run servers) and with the in-process server.
+    for remote in [true, false] {
+        let server = remote ? "server in another process" : "in-process server"
+        for client in Client.allCases {
+            Benchmark("1 small GET, sequential, \(server) (\(client.rawValue))", configuration: requestConfiguration) {
+                benchmark in
+                let harness = remote ? try await Harness.remote : try Harness.shared
+                benchmark.startMeasurement()
+                for _ in benchmark.scaledIterations {
+                    try await harness.smallGet(with: client)
+                }
+                benchmark.stopMeasurement()
+            }
+        }
+        for client in Client.allCases {
+            Benchmark("2 small GET, 64 in flight, \(server) (\(client.rawValue))", configuration: requestConfiguration) {
+                benchmark in
+                let harness = remote ? try await Harness.remote : try Harness.shared
+                benchmark.startMeasurement()
+                for _ in benchmark.scaledIterations {
+                    try await harness.smallGets64(with: client)
+                }
+                benchmark.stopMeasurement()
             }
         }
     }
 
-    // 2. Small GET, 64 in flight: one iteration is 64 concurrent requests.
-    for client in Client.allCases {
-        Benchmark("2 small GET, 64 in flight (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
-            let harness = try Harness.shared
-            for _ in benchmark.scaledIterations {
-                try await harness.smallGets64(with: client)
-            }
-        }
-    }
-
-    // 1 and 2 again: Kite's throughput as a percentage of raw AHC's, the two taking turns in one process.
+    // 1 and 2 again: Kite's (and AHC in a Task's) throughput as a percentage of raw AHC's, the clients taking
+    // turns in one process.
     Interleaved.register()
 
     // 3. GET and decode 1 MB of JSON into Decodable values.
-    for client in Client.allCases {
+    for client in Client.transferClients {
         Benchmark("3 GET + decode 1 MB JSON (\(client.rawValue))", configuration: requestConfiguration) { benchmark in
             let harness = try Harness.shared
             for _ in benchmark.scaledIterations {
@@ -90,6 +107,7 @@ let benchmarks: @Sendable () -> Void = {
                 case .kite: records = try await harness.kiteDecode([Record].self, recordsPath)
                 case .ahc: records = try await harness.ahcDecode([Record].self, recordsPath)
                 case .urlSession: records = try await harness.urlSessionDecode([Record].self, recordsPath)
+                case .ahcInTask: throw HarnessError("case 3 has no AHC-in-a-Task client")
                 }
                 guard records.count == 8000, records[7999].email == "user7999@example.com" else {
                     throw HarnessError("\(client): decoded \(records.count) records")
@@ -124,6 +142,27 @@ let benchmarks: @Sendable () -> Void = {
         ("curl -o", { (try await $0.curlDownload(downloadPath), nil) }),
         ("URLSession", { (try await $0.download(downloadPath, with: .urlSession), nil) }),
     ]
+    // The same with the server in another process, as users run servers; AHC here streams the body into a
+    // FileHandle (its async API), the plain way to download with it.
+    let remoteDownloads: [(String, @Sendable (Harness) async throws -> Int64)] = [
+        ("Kite", { try await $0.download(downloadPath, with: .kite) }),
+        ("AHC streaming into a FileHandle", { try await $0.ahcStreamingDownload(downloadPath) }),
+        ("curl -o", { try await $0.curlDownload(downloadPath) }),
+    ]
+    for (name, download) in remoteDownloads {
+        Benchmark(
+            "4 download 1 GiB to a file, server in another process (\(name))",
+            configuration: transferConfiguration(ownProcess: false, limited: false)
+        ) { benchmark in
+            let harness = try await Harness.remote
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                let size = try await download(harness)
+                guard size == gibibyte else { throw HarnessError("\(name): downloaded \(size) bytes") }
+            }
+            benchmark.stopMeasurement()
+        }
+    }
     for (name, download) in downloads {
         Benchmark(
             "4 download 1 GiB to a file (\(name))",

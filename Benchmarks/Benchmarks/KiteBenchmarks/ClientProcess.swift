@@ -15,6 +15,9 @@ enum ClientProcess {
     enum Transfer: String {
         case download
         case upload
+        /// Small GETs one after another, as many as the argument says: a profile of case 1 under callgrind or
+        /// perf (`KITE_BENCHMARK_CLIENT_PROCESS="gets Kite http://127.0.0.1:PORT 2000"`).
+        case gets
     }
 
     /// The environment variable that makes this executable a client process.
@@ -83,6 +86,10 @@ enum ClientProcess {
             switch transfer {
             case .download: result = .success(try await harness.download(words[3], with: client))
             case .upload: result = .success(try await harness.upload(URL(fileURLWithPath: words[3]), with: client))
+            case .gets:
+                let count = Int(words[3]) ?? 0
+                for _ in 0..<count { try await harness.smallGet(with: client) }
+                result = .success(Int64(count))
             }
         } catch {
             result = .failure(error)

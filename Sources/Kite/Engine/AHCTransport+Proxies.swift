@@ -10,7 +10,7 @@ final class ProxyClients: Sendable {
     let route: ProxyRoute
     private let configuration: HTTPClient.Configuration
     private let eventLoopGroup: any EventLoopGroup
-    private let clients = NIOLockedValueBox<[ProxyServer: HTTPClient]>([:])
+    private let clients = NIOLockedValueBox<[ProxyServer: Proxied]>([:])
 
     init(route: ProxyRoute, configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
         self.route = route
@@ -18,12 +18,24 @@ final class ProxyClients: Sendable {
         self.eventLoopGroup = eventLoopGroup
     }
 
+    /// A proxy and the engine client that goes through it. A class, so the send path carries one optional
+    /// reference, not an optional struct of strings.
+    final class Proxied: Sendable {
+        let server: ProxyServer
+        let client: HTTPClient
+
+        init(server: ProxyServer, client: HTTPClient) {
+            self.server = server
+            self.client = client
+        }
+    }
+
     /// The proxy and its client for a request to `scheme://authority`, or `nil` when it goes direct.
-    func client(scheme: String, authority: String) throws(KiteError) -> (HTTPClient, ProxyServer)? {
+    func client(scheme: String, authority: String) throws(KiteError) -> Proxied? {
         let (host, port) = Self.target(ofAuthority: authority, scheme: scheme)
         guard let proxy = try self.route.proxy(scheme: scheme, host: host, port: port) else { return nil }
-        let client = self.clients.withLockedValue { clients in
-            if let client = clients[proxy] { return client }
+        return self.clients.withLockedValue { clients in
+            if let proxied = clients[proxy] { return proxied }
             var configuration = self.configuration
             switch proxy.kind {
             case .http:
@@ -35,16 +47,18 @@ final class ProxyClients: Sendable {
             case .socks:
                 configuration.proxy = .socksServer(host: proxy.host, port: proxy.port)
             }
-            let client = HTTPClient(eventLoopGroup: self.eventLoopGroup, configuration: configuration)
-            clients[proxy] = client
-            return client
+            let proxied = Proxied(
+                server: proxy,
+                client: HTTPClient(eventLoopGroup: self.eventLoopGroup, configuration: configuration)
+            )
+            clients[proxy] = proxied
+            return proxied
         }
-        return (client, proxy)
     }
 
     /// Shuts every proxy client down; later requests fail as the session's do.
     func shutdown() async throws {
-        let clients = self.clients.withLockedValue { Array($0.values) }
+        let clients = self.clients.withLockedValue { $0.values.map(\.client) }
         for client in clients {
             do {
                 try await client.shutdown()
@@ -55,7 +69,7 @@ final class ProxyClients: Sendable {
     }
 
     func shutdownInBackground() {
-        for client in self.clients.withLockedValue({ Array($0.values) }) {
+        for client in self.clients.withLockedValue({ $0.values.map(\.client) }) {
             client.shutdown(queue: .global()) { _ in }
         }
     }

@@ -161,16 +161,10 @@ final class AHCTransport: Transport {
             deadline = .distantFuture
         }
 
-        var client = self.client
-        var proxy: ProxyServer?
-        if let proxies = self.proxies, let routed = try proxies.client(scheme: scheme, authority: authority) {
-            client = routed.0
-            proxy = routed.1
-        }
+        let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
         let response = try await self.execute(
             outgoing,
-            on: client,
-            through: proxy,
+            through: proxied,
             deadline: deadline,
             mayResend: request.body?.isReplayable ?? true,
             pulled: pulled,
@@ -229,8 +223,7 @@ final class AHCTransport: Transport {
     /// Executes `request`, sending it once more when the first try failed before any of it was written.
     private func execute(
         _ request: HTTPClientRequest,
-        on client: HTTPClient,
-        through proxy: ProxyServer?,
+        through proxied: ProxyClients.Proxied?,
         deadline: NIODeadline,
         mayResend: Bool,
         pulled: NIOLockedValueBox<Bool>?,
@@ -239,7 +232,7 @@ final class AHCTransport: Transport {
         var resent = false
         while true {
             do {
-                return try await client.execute(request, deadline: deadline)
+                return try await (proxied?.client ?? self.client).execute(request, deadline: deadline)
             } catch {
                 // A pooled connection the server had already closed (say, after stray bytes following a
                 // response) fails the first write with "I/O on closed channel": nothing of the request
@@ -250,8 +243,13 @@ final class AHCTransport: Transport {
                     continue
                 }
                 var failure = self.kiteError(from: error, authority: authority)
-                if let proxy {
-                    failure = ProxyClients.failure(failure, engineError: error, proxy: proxy, target: authority ?? "")
+                if let proxied {
+                    failure = ProxyClients.failure(
+                        failure,
+                        engineError: error,
+                        proxy: proxied.server,
+                        target: authority ?? ""
+                    )
                 }
                 if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
                     throw await self.explainingTrustFailure(failure, authority: authority)

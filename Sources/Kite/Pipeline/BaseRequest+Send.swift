@@ -50,8 +50,8 @@ extension BaseRequest {
 
     /// `head` with a `Cookie` header from the session's jar for its URL, unless it has one or the jar is empty.
     private func withCookies(_ head: HTTPRequest) -> HTTPRequest {
+        if let jar = self.session.httpCookieJar, jar.isEmpty { return head }
         guard let jar = self.session.cookieJar, head.headerFields[.cookie] == nil else { return head }
-        if let jar = jar as? HTTPCookieJar, jar.isEmpty { return head }
         guard let url = head.url, let cookies = jar.cookieHeader(for: url) else { return head }
         var sent = head
         sent.headerFields[.cookie] = cookies

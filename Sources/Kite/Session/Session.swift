@@ -37,6 +37,8 @@ public final class Session: Sendable {
 
     /// The jar cookies are kept in, or `nil` when ``Configuration-swift.struct/httpShouldHandleCookies`` is off.
     public let cookieJar: (any CookieJar)?
+    /// ``cookieJar`` when it is an ``HTTPCookieJar``: requests ask it whether it is empty without a dynamic cast.
+    let httpCookieJar: HTTPCookieJar?
 
     /// Adapts and retries every request of the session, before a request's own interceptor. With
     /// ``Configuration-swift.struct/waitsForConnectivity`` it is an ``Interceptor`` whose first adapter is a
@@ -114,6 +116,7 @@ public final class Session: Sendable {
     ) {
         self.configuration = configuration
         self.cookieJar = configuration.httpShouldHandleCookies ? configuration.cookieJar ?? HTTPCookieJar() : nil
+        self.httpCookieJar = self.cookieJar as? HTTPCookieJar
         if configuration.waitsForConnectivity {
             let waiter = WaitForConnectivity(timeout: configuration.connectivityTimeout)
             self.interceptor = Interceptor(adapters: [waiter], interceptors: interceptor.map { [$0] } ?? [])

@@ -88,7 +88,8 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
         for client in Client.allCases {
-            Benchmark("2 small GET, 64 in flight, \(server) (\(client.rawValue))", configuration: requestConfiguration) {
+            Benchmark("2 small GET, 64 in flight, \(server) (\(client.rawValue))", configuration: requestConfiguration)
+            {
                 benchmark in
                 let harness = remote ? try await Harness.remote : try Harness.shared
                 benchmark.startMeasurement()

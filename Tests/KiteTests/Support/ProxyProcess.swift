@@ -18,11 +18,20 @@ final class ProxyProcess: Sendable {
     private let process: ProcessBox
     private let output: OutputLines
 
-    // @unchecked: the Process is only started, then terminated; it is kept to stop the child.
+    // @unchecked: the Process is only started; it is kept for the life of the proxy.
     private struct ProcessBox: @unchecked Sendable {
         let process: Process
         let directory: URL
     }
+
+    /// The proxy runs under a shell that kills it when ``stop()`` removes the proxy's folder, or when this
+    /// process is gone (the shell's parent changes). A test process may end without running deinitializers,
+    /// and signals cannot stop the shell: it inherits the signal mask of the thread that started it, where
+    /// SIGTERM is blocked. The shell checks five times a second.
+    private static let watcher =
+        "\"$0\" \"$@\" & child=$!; parent=$PPID; "
+        + "while [ -d \"$KITE_PROXY_FOLDER\" ] && [ \"$(cut -d' ' -f4 /proc/$$/stat)\" = \"$parent\" ]; "
+        + "do sleep 0.2; done; kill -9 $child; wait $child"
 
     static var tinyproxyPath: String? {
         ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/usr/local/bin/tinyproxy"].first {
@@ -74,17 +83,20 @@ final class ProxyProcess: Sendable {
             if let user, let password { lines.append("BasicAuth \(user) \(password)") }
             let configuration = directory.appendingPathComponent("tinyproxy.conf")
             try (lines.joined(separator: "\n") + "\n").write(to: configuration, atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: path)
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // -d: stay in the foreground and log to standard error.
-            process.arguments = ["-d", "-c", configuration.path]
+            process.arguments = ["-c", Self.watcher, path, "-d", "-c", configuration.path]
             ready = "Starting main loop"
         case .socks5:
             let path = try #require(Self.pproxyPath, "pproxy is not installed (.venv/bin/pip install pproxy)")
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["-l", "socks5://127.0.0.1:\(port)", "-v"]
-            process.environment = ["PYTHONUNBUFFERED": "1"]
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", Self.watcher, path, "-l", "socks5://127.0.0.1:\(port)", "-v"]
+            process.environment = ["PYTHONUNBUFFERED": "1", "PATH": "/usr/bin:/bin"]
             ready = "Serving on"
         }
+        var environment = process.environment ?? ProcessInfo.processInfo.environment
+        environment["KITE_PROXY_FOLDER"] = directory.path
+        process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -115,8 +127,8 @@ final class ProxyProcess: Sendable {
         try await self.output.waitForLine(containing: text, timeout: timeout)
     }
 
+    /// Stops the proxy: its shell sees the folder gone and kills it.
     func stop() {
-        if self.process.process.isRunning { self.process.process.terminate() }
         try? FileManager.default.removeItem(at: self.process.directory)
     }
 }

@@ -32,7 +32,10 @@ final class ProxyClients: Sendable {
 
     /// The proxy and its client for a request to `scheme://authority`, or `nil` when it goes direct.
     func client(scheme: String, authority: String) throws(KiteError) -> Proxied? {
-        let (host, port) = Self.target(ofAuthority: authority, scheme: scheme)
+        let (host, port) = TrustGate.Check.hostAndPort(
+            ofAuthority: authority,
+            defaultPort: scheme == "https" ? 443 : 80
+        )
         guard let proxy = try self.route.proxy(scheme: scheme, host: host, port: port) else { return nil }
         return self.clients.withLockedValue { clients in
             if let proxied = clients[proxy] { return proxied }
@@ -72,23 +75,6 @@ final class ProxyClients: Sendable {
         for client in self.clients.withLockedValue({ $0.values.map(\.client) }) {
             client.shutdown(queue: .global()) { _ in }
         }
-    }
-
-    /// The host (without brackets) and port of an authority, with the scheme's default port.
-    static func target(ofAuthority authority: String, scheme: String) -> (host: String, port: Int) {
-        let defaultPort = scheme == "https" ? 443 : 80
-        var rest = Substring(authority)
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
-            let host = String(rest[rest.index(after: rest.startIndex)..<close])
-            let after = rest[rest.index(after: close)...]
-            let port = after.hasPrefix(":") ? Int(after.dropFirst()) : nil
-            return (host, port ?? defaultPort)
-        }
-        if let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]) {
-            return (String(rest[..<colon]), port)
-        }
-        return (String(rest), defaultPort)
     }
 
     /// A failure of a proxied request, said in terms of the proxy where the proxy caused it.

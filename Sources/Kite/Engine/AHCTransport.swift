@@ -193,10 +193,9 @@ final class AHCTransport: Transport {
     /// (``TrustDiagnosis``), bounded by the connect timeout.
     private func explainingTrustFailure(_ failure: KiteError, authority: String?) async -> KiteError {
         guard let authority else { return failure }
-        let host = TrustGate.Check.host(ofAuthority: authority)
-        let port = authority.split(separator: ":").last.flatMap { Int($0) } ?? 443
+        let (host, port) = TrustGate.Check.hostAndPort(ofAuthority: authority, defaultPort: 443)
         let reason = await TrustDiagnosis.reason(
-            host: host,
+            host: host.lowercased(),
             port: port,
             timeout: self.timeouts.connect,
             group: Self.eventLoopGroup

@@ -152,10 +152,20 @@ final class TrustGate: Sendable {
 
         /// `host[:port]` or `[v6]:port` without the port, lowercased.
         static func host(ofAuthority value: String) -> String {
-            if value.hasPrefix("["), let end = value.firstIndex(of: "]") {
-                return String(value[value.index(after: value.startIndex)..<end]).lowercased()
+            self.hostAndPort(ofAuthority: value, defaultPort: 0).host.lowercased()
+        }
+
+        /// The host (without an IPv6 literal's brackets) and port of an authority (`host`, `host:port`, `[v6]`,
+        /// `[v6]:port`), with `defaultPort` when it names none. The engine's one authority parser: trust
+        /// evaluation, trust diagnosis and proxy selection use it.
+        static func hostAndPort(ofAuthority value: String, defaultPort: Int) -> (host: String, port: Int) {
+            if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+                let after = value[value.index(after: close)...]
+                let port = after.hasPrefix(":") ? Int(after.dropFirst()) : nil
+                return (String(value[value.index(after: value.startIndex)..<close]), port ?? defaultPort)
             }
-            return String(value.split(separator: ":", maxSplits: 1).first ?? "").lowercased()
+            guard let colon = value.firstIndex(of: ":") else { return (value, defaultPort) }
+            return (String(value[..<colon]), Int(value[value.index(after: colon)...]) ?? defaultPort)
         }
     }
 }

@@ -23,16 +23,6 @@ final class PoolFile: Sendable {
         return PoolFile(descriptor: descriptor, path: path)
     }
 
-    /// Writes all of `buffer` at `offset`.
-    func write(_ buffer: ByteBuffer, at offset: Int64) async throws(SystemFile.SystemError) {
-        let descriptor = self.descriptor
-        try await Self.run { () throws(SystemFile.SystemError) in
-            if let error = buffer.withUnsafeReadableBytes({ SystemFile.write(descriptor, $0, at: offset) }) {
-                throw error
-            }
-        }
-    }
-
     /// Starts writing `buffers` one after another from `offset` on the thread pool and returns at once; the
     /// future completes when all are written (it runs to the end even if the caller's task is cancelled).
     func startWriting(_ buffers: [ByteBuffer], at offset: Int64) -> EventLoopFuture<Void> {

@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func aFailedRequestExitsOneWithTheErrorMessage() throws {
-        let port = try Self.closedPort()
+        let port = try Self.refusingPort()
         let run = try Self.kite("http://127.0.0.1:\(port)/x")
         #expect(run.status == 1)
         #expect(
@@ -152,33 +152,26 @@ import Testing
         return String(decoding: line.withLockedValue { $0 }, as: UTF8.self)
     }
 
-    static func closedPort() throws -> Int {
-        let server = try Socket()
-        return server.port
-    }
-
-    /// Binds a loopback port and closes it again.
-    struct Socket {
-        let port: Int
-        init() throws {
-            #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-            }
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            close(descriptor)
-            self.port = Int(UInt16(bigEndian: address.sin_port))
+    /// A loopback port that refuses connections for the rest of the test process: bound, never
+    /// listening, and kept open, so no server started meanwhile can be given it.
+    static func refusingPort() throws -> Int {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        heldDescriptors.withLockedValue { $0.append(descriptor) }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
@@ -187,3 +180,5 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+private let heldDescriptors = NIOLockedValueBox<[Int32]>([])

@@ -74,7 +74,7 @@ import Testing
 
         let session = Session(configuration: self.collecting())
         defer { Task { try await session.shutdown() } }
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let refused = await session.request("http://127.0.0.1:\(port)/get").serializingData().response
         #expect(refused.error?.code == .connectionFailed)
         #expect(refused.metrics?.connection == nil)

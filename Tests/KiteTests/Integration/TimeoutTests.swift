@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func connectionRefusedFailsFastWithConnectionFailed() async throws {
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         // Its own session: the shared one is busy with the rest of the suite. Well under the 10 s connect
         // timeout, with room for a loaded machine (the suite runs in parallel on two cores).
         let session = Session(configuration: .default)
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func errorsNeverShowURLCredentials() async throws {
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let error = try #require(
             await Session.default.request("http://alice:secret@127.0.0.1:\(port)/x").serializingData().response.error
         )

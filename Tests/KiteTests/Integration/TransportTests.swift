@@ -125,7 +125,7 @@ import Testing
         let session = Session()
         try await session.shutdown()
         try await session.shutdown()
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let error = try #require(await session.request("http://127.0.0.1:\(port)/").serializingData().response.error)
         #expect(error.code == .sessionShutDown)
         #expect(error.message == "the session was shut down")
@@ -133,7 +133,7 @@ import Testing
 
     @Test func shuttingDownTheDefaultSessionDoesNothing() async throws {
         try await Session.default.shutdown()
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let error = try #require(
             await Session.default.request("http://127.0.0.1:\(port)/").serializingData().response.error
         )

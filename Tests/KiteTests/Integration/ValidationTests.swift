@@ -107,7 +107,7 @@ import Testing
 
     @Test func validatorsDoNotRunWithoutAResponse() async throws {
         let ran = NIOLockedValueBox(false)
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let response = await Session.default.request("http://127.0.0.1:\(port)/")
             .validate { _, _, _ in
                 ran.withLockedValue { $0 = true }

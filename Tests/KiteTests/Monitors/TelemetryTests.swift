@@ -118,7 +118,7 @@ import Tracing
     }
 
     @Test func aFailureIsLoggedWithItsErrorType() async throws {
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let (code, entries) = try await self.withSession(level: .info) { session, _ in
             await session.request("http://127.0.0.1:\(port)/get").serializingData().response.error?.code
         }
@@ -182,7 +182,7 @@ import Tracing
         _ = try await session.request(base + "/get?secret=1").serializingData().value
         _ = try await session.request(base + "/get?secret=2").serializingData().value
         _ = await session.request(base + "/status/404").validate().serializingData().response
-        let closed = try Sockets.closedPort()
+        let closed = try Sockets.refusingPort()
         _ = await session.request("http://127.0.0.1:\(closed)/x").serializingData().response
 
         let ok = [
@@ -300,7 +300,7 @@ import Tracing
         let tracer = W3CTestTracer()
         let session = self.session(tracer: tracer)
         defer { Task { try await session.shutdown() } }
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let error = await session.request("http://127.0.0.1:\(port)/get").serializingData().response.error
         #expect(error?.code == .connectionFailed)
         let span = try #require(tracer.finishedSpans.first)

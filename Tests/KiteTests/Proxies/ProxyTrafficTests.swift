@@ -136,7 +136,7 @@ struct ProxyTrafficTests {
     }
 
     @Test func aProxyThatIsNotListeningIsNamedInTheError() async throws {
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let session = self.session(.http(host: "127.0.0.1", port: port))
         defer { Task { try? await session.shutdown() } }
         let error = await session.request(try await Backend.inProcess.url("/get")).serializingData().response.error

@@ -579,7 +579,7 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
     }
 
     @Test func aConnectionFailureIsPassedThroughByEverySerializer() async throws {
-        let port = try Sockets.closedPort()
+        let port = try Sockets.refusingPort()
         let url = "http://127.0.0.1:\(port)/json"
         let calls = NIOLockedValueBox(0)
         let serializers: [any DataResponseSerializerProtocol] = [

@@ -60,7 +60,7 @@ final class ProxyProcess: Sendable {
         var lastError: (any Error)?
         for _ in 0..<3 {
             do {
-                return try await ProxyProcess(kind, port: try Sockets.closedPort())
+                return try await ProxyProcess(kind, port: try Sockets.freePort())
             } catch {
                 lastError = error
             }

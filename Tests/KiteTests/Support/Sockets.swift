@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -29,16 +30,29 @@ enum Sockets {
         }
     }
 
-    /// A loopback port that nothing listens on (bound, then closed).
-    static func closedPort() throws -> Int {
+    /// A loopback port that refuses every connection for the rest of the test process: its socket is
+    /// bound and never listens, and it stays open, so no server started by a concurrent test can be given
+    /// the same port. (A port that was bound and closed again could be; a proxy test started on it once
+    /// answered a request meant to be refused.) Without `SO_REUSEADDR` on this socket, Linux refuses
+    /// every other bind to the port, `SO_REUSEADDR` or not.
+    static func refusingPort() throws -> Int {
+        let (descriptor, port) = try Self.bindLoopback()
+        Self.held.withLock { $0.append(descriptor) }
+        return port
+    }
+
+    /// A loopback port that is free now (bound, then closed), for a server a test starts on it.
+    static func freePort() throws -> Int {
         let (descriptor, port) = try Self.bindLoopback()
         close(descriptor)
         return port
     }
 
+    private static let held = Mutex<[Int32]>([])
+
     private static func bindLoopback() throws -> (Int32, Int) {
         #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif

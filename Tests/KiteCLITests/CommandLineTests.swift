@@ -24,11 +24,25 @@ import Testing
         return directory.appendingPathComponent("kite")
     }
 
-    static func kite(_ arguments: String...) throws -> Run {
-        try Self.run(arguments)
+    static func kite(_ arguments: String...) async throws -> Run {
+        try await Self.kite(arguments: arguments)
     }
 
-    /// Runs `kite` with `arguments` and waits for it (blocking the calling thread).
+    static func kite(arguments: [String]) async throws -> Run {
+        try await Self.offThePool { try Self.run(arguments) }
+    }
+
+    /// Runs `body` on a thread of its own and waits for it there. The waits for a `kite` process (the tour
+    /// takes seconds) must not block the cooperative pool: it has one thread per core, two on CI, and a
+    /// blocked one held up other suites' timers and continuations (a CI run once saw a request with a 3 s
+    /// total timeout end after 7 s) and the in-process server that answers `kite`.
+    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Runs `kite` with `arguments` and waits for it (blocking the calling thread: call it off the pool).
     static func run(_ arguments: [String]) throws -> Run {
         let process = Process()
         process.executableURL = Self.executable
@@ -48,8 +62,8 @@ import Testing
         )
     }
 
-    @Test func theTourRunsOfflineAndExitsZero() throws {
-        let run = try Self.kite("tour")
+    @Test func theTourRunsOfflineAndExitsZero() async throws {
+        let run = try await Self.kite("tour")
         #expect(run.status == 0, "\(run.output)\n\(run.errors)")
         #expect(run.output.contains("Tour complete: every step behaved as described."))
         #expect(run.output.contains("-> error (responseValidationFailed)"))
@@ -59,7 +73,7 @@ import Testing
 
     @Test func oneRequestPrintsStatusHeadersAndPrettyJSON() async throws {
         let server = try await KiteTestServer.start()
-        let run = try Self.kite("GET", "\(server.baseURL)/get", "q==swift nio", "X-Trace:abc")
+        let run = try await Self.kite("GET", "\(server.baseURL)/get", "q==swift nio", "X-Trace:abc")
         try await server.shutdown()
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.hasPrefix("HTTP 200 OK\n"))
@@ -71,15 +85,15 @@ import Testing
 
     @Test func dataItemsArePostedAsJSON() async throws {
         let server = try await KiteTestServer.start()
-        let run = try Self.kite("\(server.baseURL)/post", "name=kite", "size:=3", "tags:=[\"a\"]")
+        let run = try await Self.kite("\(server.baseURL)/post", "name=kite", "size:=3", "tags:=[\"a\"]")
         try await server.shutdown()
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains(#""data": "{\"name\":\"kite\",\"size\":3,\"tags\":[\"a\"]}""#))
     }
 
-    @Test func aFailedRequestExitsOneWithTheErrorMessage() throws {
+    @Test func aFailedRequestExitsOneWithTheErrorMessage() async throws {
         let port = try Self.refusingPort()
-        let run = try Self.kite("http://127.0.0.1:\(port)/x")
+        let run = try await Self.kite("http://127.0.0.1:\(port)/x")
         #expect(run.status == 1)
         #expect(
             run.errors
@@ -89,30 +103,30 @@ import Testing
 
     @Test func checkStatusTurnsErrorStatusesIntoExitCodes() async throws {
         let server = try await KiteTestServer.start()
-        let notFound = try Self.kite("--check-status", "\(server.baseURL)/status/404")
-        let plain = try Self.kite("\(server.baseURL)/status/404")
+        let notFound = try await Self.kite("--check-status", "\(server.baseURL)/status/404")
+        let plain = try await Self.kite("\(server.baseURL)/status/404")
         try await server.shutdown()
         #expect(notFound.status == 4)
         #expect(plain.status == 0)
         #expect(plain.output.hasPrefix("HTTP 404 Not Found\n"))
     }
 
-    @Test func badItemsAreUsageErrors() throws {
-        let run = try Self.kite("http://127.0.0.1:1/", "nosep")
+    @Test func badItemsAreUsageErrors() async throws {
+        let run = try await Self.kite("http://127.0.0.1:1/", "nosep")
         #expect(run.status == 64)
         #expect(run.errors.contains(#"item "nosep" has none of the separators"#))
     }
 
-    @Test func serveListensUntilStopped() throws {
-        let text = try Self.firstLineOfServe("serve", "--port", "0")
+    @Test func serveListensUntilStopped() async throws {
+        let text = try await Self.firstLineOfServe("serve", "--port", "0")
         #expect(
             text.wholeMatch(of: #/Kite test server listening on http://127\.0\.0\.1:\d+ \(Ctrl-C to stop\)/#) != nil,
             "\(text)"
         )
     }
 
-    @Test func serveTLSNamesTheRootCertificateItWrote() throws {
-        let text = try Self.firstLineOfServe("serve", "--tls", "--port", "0")
+    @Test func serveTLSNamesTheRootCertificateItWrote() async throws {
+        let text = try await Self.firstLineOfServe("serve", "--tls", "--port", "0")
         #expect(text.hasPrefix("Kite test server listening on https://127.0.0.1:"))
         let match = text.wholeMatch(of: #/.+ https://127\.0\.0\.1:\d+ \(CA: (?<path>/.+/root\.pem); Ctrl-C to stop\)/#)
         let path = try #require(match?.output.path, "\(text)")
@@ -122,7 +136,11 @@ import Testing
     }
 
     /// Runs `kite` with `arguments` and returns the first line it prints, then stops it.
-    static func firstLineOfServe(_ arguments: String...) throws -> String {
+    static func firstLineOfServe(_ arguments: String...) async throws -> String {
+        try await Self.offThePool { try Self.firstLineOfServe(arguments) }
+    }
+
+    private static func firstLineOfServe(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments

@@ -4,14 +4,9 @@ import Testing
 
 /// `kite --verify`, `--cert`, `--cert-key`, `--pin-sha256`, as httpie and curl users write them.
 @Suite(.serialized) struct TLSOptionsTests {
-    /// Runs `kite` on a thread of its own: waiting for the process must not hold a thread of the cooperative
-    /// pool, which the in-process test server needs to answer it (on 2 cores, two blocked waits starve it).
+    /// Runs `kite` off the cooperative pool (``CommandLineTests/offThePool(_:)``).
     static func kite(_ arguments: String...) async throws -> CommandLineTests.Run {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try CommandLineTests.run(arguments) })
-            }
-        }
+        try await CommandLineTests.kite(arguments: arguments)
     }
 
     /// The authority's PEM files and a TLS server presenting `certificate`.

@@ -76,7 +76,9 @@ enum ClientProcess {
     /// The client process's side: one client, its parent's server, one transfer.
     private static func perform(_ job: String) async throws -> Int64 {
         let words = job.split(separator: " ", maxSplits: 3).map(String.init)
-        guard words.count == 4, let transfer = Transfer(rawValue: words[0]), let client = Client(rawValue: words[1])
+        // A client by its label or, for labels with spaces, its case name (`ahcInTask`).
+        guard words.count == 4, let transfer = Transfer(rawValue: words[0]),
+            let client = Client(rawValue: words[1]) ?? Client.allCases.first(where: { "\($0)" == words[1] })
         else {
             throw HarnessError("not a client process job: \(job)")
         }

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import Kite
 import Synchronization
 
 /// Cases 4 and 5 run Kite and raw AHC a second time in a process of their own, as `curl -o` runs, so
@@ -18,6 +19,12 @@ enum ClientProcess {
         /// Small GETs one after another, as many as the argument says: a profile of case 1 under callgrind or
         /// perf (`KITE_BENCHMARK_CLIENT_PROCESS="gets Kite http://127.0.0.1:PORT 2000"`).
         case gets
+        /// Kite's own work per request, without a network: small GETs one after another on a `MockTransport`
+        /// that answers 128 bytes at once, as many as the argument says, timed in three rounds
+        /// (`KITE_BENCHMARK_CLIENT_PROCESS="pipeline Kite http://api.test 40000"`). Prints each round's time per
+        /// request, then that of the same number of bare task hops (`Task { }.value`). CPU-bound and so far
+        /// steadier than the network cases; under `perf record -g` it gives the cost of each stage.
+        case pipeline
     }
 
     /// The environment variable that makes this executable a client process.
@@ -82,12 +89,17 @@ enum ClientProcess {
         else {
             throw HarnessError("not a client process job: \(job)")
         }
+        if transfer == .pipeline {
+            return try await Self.pipeline(url: words[2] + smallPath, count: Int(words[3]) ?? 0)
+        }
         let harness = try await Harness(serverURL: words[2], clients: [client])
         let result: Result<Int64, any Error>
         do {
             switch transfer {
             case .download: result = .success(try await harness.download(words[3], with: client))
             case .upload: result = .success(try await harness.upload(URL(fileURLWithPath: words[3]), with: client))
+            case .pipeline:
+                result = .success(0)  // answered above, without a server
             case .gets:
                 let count = Int(words[3]) ?? 0
                 for _ in 0..<count { try await harness.smallGet(with: client) }
@@ -98,6 +110,36 @@ enum ClientProcess {
         }
         try await harness.shutdown()
         return try result.get()
+    }
+
+    /// The `pipeline` job: Kite on a `MockTransport`, then bare task hops, three rounds of `count` each.
+    private static func pipeline(url: String, count: Int) async throws -> Int64 {
+        let mock = MockTransport()
+        mock.stub(.any, response: .status(200, body: .string(String(repeating: "k", count: 128))))
+        let session = Session(configuration: .default, transport: mock)
+        func perRequest(since start: ContinuousClock.Instant) -> String {
+            let duration = start.duration(to: .now) / max(count, 1)
+            let nanoseconds =
+                duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+            return String(format: "%.2f µs", Double(nanoseconds) / 1000)
+        }
+        for round in 1...3 {
+            let start = ContinuousClock.now
+            for _ in 0..<count {
+                let data = try await session.request(url).validate().serializingData().value
+                guard data.count == 128 else { throw HarnessError("MockTransport answered \(data.count) bytes") }
+            }
+            print("round \(round): Kite on MockTransport \(perRequest(since: start)) per request")
+        }
+        for round in 1...3 {
+            let start = ContinuousClock.now
+            for _ in 0..<count {
+                guard await Task(operation: { Data(count: 128) }).value.count == 128 else { throw HarnessError("hop") }
+            }
+            print("round \(round): a bare task hop \(perRequest(since: start)) per request")
+        }
+        try await session.shutdown()
+        return Int64(3 * count)
     }
 
     /// This process's peak resident memory in bytes, from `VmHWM` in `/proc/self/status`.

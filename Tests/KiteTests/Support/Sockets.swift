@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -34,11 +33,9 @@ enum Sockets {
     /// bound and never listens, and it stays open, so no server started by a concurrent test can be given
     /// the same port. (A port that was bound and closed again could be; a proxy test started on it once
     /// answered a request meant to be refused.) Without `SO_REUSEADDR` on this socket, Linux refuses
-    /// every other bind to the port, `SO_REUSEADDR` or not.
+    /// every other bind to the port, `SO_REUSEADDR` or not. The descriptor is deliberately never closed.
     static func refusingPort() throws -> Int {
-        let (descriptor, port) = try Self.bindLoopback()
-        Self.held.withLock { $0.append(descriptor) }
-        return port
+        try Self.bindLoopback().1
     }
 
     /// A loopback port that is free now (bound, then closed), for a server a test starts on it.
@@ -47,8 +44,6 @@ enum Sockets {
         close(descriptor)
         return port
     }
-
-    private static let held = Mutex<[Int32]>([])
 
     private static func bindLoopback() throws -> (Int32, Int) {
         #if canImport(Glibc)

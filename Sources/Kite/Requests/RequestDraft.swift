@@ -70,11 +70,40 @@ extension RequestDraft {
     /// - Throws: ``KiteError`` with code `invalidURL` when the URL is not `http`/`https` or has no host.
     func makeHTTPRequest() throws(KiteError) -> HTTPRequest {
         let absolute = self.url.absoluteString
+        if absolute.containsControlCharacter {
+            throw KiteError(
+                code: .invalidURL,
+                message: "URL \"\(self.summary.url)\" contains a control character",
+                request: self.summary
+            )
+        }
+        var fields = self.headerFields
+        let target: (scheme: String, authority: String, path: String)
+        if let parts = Self.requestTarget(ofAbsolute: absolute, hasBase: self.url.baseURL != nil) {
+            target = parts
+        } else {
+            target = try self.requestTargetFromAccessors()
+            if let user = self.url.absoluteURL.user(percentEncoded: false), fields[.authorization] == nil {
+                fields[.authorization] = Credential(
+                    user: user,
+                    password: self.url.absoluteURL.password(percentEncoded: false) ?? ""
+                ).basicAuthorization()
+            }
+        }
+        return HTTPRequest(
+            method: self.method,
+            scheme: target.scheme,
+            authority: target.authority,
+            path: target.path,
+            headerFields: fields
+        )
+    }
+
+    /// The scheme, authority and path (with query) by `URL`'s accessors: any URL, or the error that says
+    /// why it cannot be requested.
+    func requestTargetFromAccessors() throws(KiteError) -> (scheme: String, authority: String, path: String) {
         func invalid(_ reason: String) -> KiteError {
             KiteError(code: .invalidURL, message: "URL \"\(self.summary.url)\" \(reason)", request: self.summary)
-        }
-        if absolute.containsControlCharacter {
-            throw invalid("contains a control character")
         }
         // URL's own accessors rather than URLComponents: they read the parse URL already made.
         let url = self.url.baseURL == nil ? self.url : self.url.absoluteURL
@@ -101,12 +130,65 @@ extension RequestDraft {
         if let query = url.query(percentEncoded: true) {
             path += "?\(query)"
         }
-        var fields = self.headerFields
-        if let user = url.user(percentEncoded: false), fields[.authorization] == nil {
-            fields[.authorization] = Credential(user: user, password: url.password(percentEncoded: false) ?? "")
-                .basicAuthorization()
+        return (scheme, authority, path)
+    }
+
+    /// The scheme, authority and path (with query) of the common URL, read straight from its string:
+    /// `http` or `https`, `//`, an authority without user info or an empty port, then the path.
+    /// Foundation has parsed and checked the string, so its parts are where RFC 3986 puts them; each
+    /// accessor of `URL` would search the string again and allocate a copy. `nil` for anything else
+    /// (a base URL, user info, no host, another scheme), which the accessors handle and explain.
+    static func requestTarget(
+        ofAbsolute absolute: String,
+        hasBase: Bool
+    ) -> (scheme: String, authority: String, path: String)? {
+        guard !hasBase else { return nil }
+        var absolute = absolute
+        return absolute.withUTF8 { bytes in
+            let scheme: String
+            var index: Int
+            if Self.hasPrefix("http://", bytes) {
+                (scheme, index) = ("http", 7)
+            } else if Self.hasPrefix("https://", bytes) {
+                (scheme, index) = ("https", 8)
+            } else {
+                return nil
+            }
+            let authorityStart = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+                if byte == UInt8(ascii: "@") { return nil }
+                index += 1
+            }
+            guard index > authorityStart, bytes[authorityStart] != UInt8(ascii: ":"),
+                bytes[index - 1] != UInt8(ascii: ":")
+            else { return nil }
+            let authority = String(decoding: bytes[authorityStart..<index], as: UTF8.self)
+            let pathStart = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "#") {
+                index += 1
+            }
+            let rest = bytes[pathStart..<index]
+            let path: String
+            switch rest.first {
+            case nil: path = "/"
+            case UInt8(ascii: "?"): path = "/" + String(decoding: rest, as: UTF8.self)
+            default: path = String(decoding: rest, as: UTF8.self)
+            }
+            return (scheme, authority, path)
         }
-        return HTTPRequest(method: self.method, scheme: scheme, authority: authority, path: path, headerFields: fields)
+    }
+
+    /// Whether `bytes` starts with `prefix`, ASCII letters compared without case.
+    private static func hasPrefix(_ prefix: StaticString, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        for offset in 0..<prefix.utf8CodeUnitCount {
+            var byte = bytes[offset]
+            if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            guard byte == prefix.utf8Start[offset] else { return false }
+        }
+        return true
     }
 }
 

@@ -66,6 +66,65 @@ import FoundationNetworking
         #expect(head.headerFields[.accept] == "text/plain")
     }
 
+    /// The head's target is read straight from the URL string for plain http(s) URLs; it must be what
+    /// `URL`'s accessors give, and every other URL must take the accessors' path.
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/get", true),
+        ("HTTPS://Example.com:8443/a%20b/c?x=1&y=%2F#frag", true),
+        ("http://example.com", true),
+        ("http://example.com?q=1", true),
+        ("http://example.com#top", true),
+        ("http://example.com/?", true),
+        ("https://[::1]:8443/v6?x", true),
+        ("http://[fe80::1%25eth0]/zone", true),
+        ("http://example.com/a/../b/./c", true),
+        ("http://example.com/%7Euser/caf%C3%A9", true),
+        ("http://example.com:80/", true),
+        ("http://alice:pw@example.com/private", false),
+        ("http://example.com:/empty-port", false),
+        ("ftp://example.com/file", false),
+        ("http:relative", false),
+        ("httpx://example.com/", false),
+    ])
+    func requestTargetMatchesURLAccessors(url string: String, fast: Bool) throws {
+        let draft = RequestDraft(url: try #require(URL(string: string)))
+        let read = RequestDraft.requestTarget(ofAbsolute: draft.url.absoluteString, hasBase: false)
+        #expect((read != nil) == fast)
+        let accessors = try? draft.requestTargetFromAccessors()
+        if let read {
+            let accessors = try #require(accessors)
+            #expect(read.scheme == accessors.scheme)
+            #expect(read.authority.lowercased() == accessors.authority.lowercased())
+            #expect(read.path == accessors.path)
+        }
+        let head = try? draft.makeHTTPRequest()
+        #expect(head?.scheme == accessors?.scheme)
+        #expect(head?.path == accessors?.path)
+    }
+
+    @Test(arguments: [
+        ("http://example.com/a?b=c", false),
+        ("http://example.com/a\r\nX: 1", true),
+        ("tab\there", true),
+        ("del\u{7F}", true),
+        ("caf\u{E9}/\u{1F600}", false),
+        ("next line \u{85}", true),
+        ("", false),
+    ])
+    func controlCharactersAreFoundInASCIIAndBeyond(text: String, hasControl: Bool) {
+        #expect(text.containsControlCharacter == hasControl)
+        #expect(Substring(text).description.containsControlCharacter == hasControl)
+    }
+
+    @Test func aURLWithABaseTakesTheAccessorsPath() throws {
+        let base = try #require(URL(string: "http://example.com/api/"))
+        let draft = RequestDraft(url: try #require(URL(string: "items?page=2", relativeTo: base)))
+        #expect(RequestDraft.requestTarget(ofAbsolute: draft.url.absoluteString, hasBase: true) == nil)
+        let head = try draft.makeHTTPRequest()
+        #expect(head.authority == "example.com")
+        #expect(head.path == "/api/items?page=2")
+    }
+
     @Test func emptyPathBecomesSlashAndIPv6HostsKeepBrackets() throws {
         let head = try RequestDraft(url: try #require(URL(string: "http://[::1]:8080"))).makeHTTPRequest()
         #expect(head.path == "/")

@@ -154,12 +154,7 @@ final class AHCTransport: Transport {
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
-        let deadline: NIODeadline
-        if let end = request.deadline {
-            deadline = .now() + TimeAmount(ContinuousClock.now.duration(to: end))
-        } else {
-            deadline = .distantFuture
-        }
+        let deadline = request.deadline ?? .distantFuture
 
         let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
         let response = try await self.execute(
@@ -383,17 +378,5 @@ final class PacedBody {
         let chunk = try await self.iterator.next()
         self.bytesSinceBarrier += chunk?.readableBytes ?? 0
         return chunk
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if nanoseconds.overflow {
-            self = .nanoseconds(seconds < 0 ? Int64.min : Int64.max)
-        } else {
-            self = .nanoseconds(nanoseconds.partialValue &+ attoseconds / 1_000_000_000)
-        }
     }
 }

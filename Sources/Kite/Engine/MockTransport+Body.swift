@@ -172,7 +172,7 @@ extension MockTransport {
             status code: Int,
             headers: HTTPFields,
             method: HTTPRequest.Method,
-            deadline: ContinuousClock.Instant?
+            deadline: NIODeadline?
         ) throws(KiteError) -> TransportResponse {
             guard (100...999).contains(code) else {
                 throw KiteError(code: .invalidResponse, message: "the response status \(code) is not valid")
@@ -248,7 +248,7 @@ extension MockTransport {
             _ parts: [Data],
             delay: Duration,
             failure: KiteError?,
-            deadline: ContinuousClock.Instant?
+            deadline: NIODeadline?
         ) -> ByteChunks {
             ByteChunks(makeNext: {
                 var index = 0

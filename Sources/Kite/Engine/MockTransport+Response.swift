@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 
 extension MockTransport {
     /// What a ``Stub`` answers: a response (status, header fields, ``Body``), an error, or a closure that
@@ -114,7 +115,7 @@ extension MockTransport {
         /// The transport's answer to `request`: waits out the delays and asks the closures.
         func answer(
             _ request: Request,
-            deadline: ContinuousClock.Instant?
+            deadline: NIODeadline?
         ) async throws(KiteError) -> TransportResponse {
             var response = self
             while true {

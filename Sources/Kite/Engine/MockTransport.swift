@@ -293,11 +293,15 @@ extension MockTransport: Transport {
 
     /// Waits `delay`, or until `deadline` when that comes first, and then fails as the engine does when the
     /// deadline passes; cancelling the task ends the wait at once.
-    static func pause(_ delay: Duration, deadline: ContinuousClock.Instant?) async throws(KiteError) {
-        let wake = ContinuousClock.now.advanced(by: delay)
-        if let deadline, deadline < wake {
-            try await Self.sleep(until: deadline)
-            throw Self.deadlineExceeded
+    static func pause(_ delay: Duration, deadline: NIODeadline?) async throws(KiteError) {
+        let now = ContinuousClock.now
+        let wake = now.advanced(by: delay)
+        if let deadline {
+            let end = now.advanced(by: NIODeadline.now().duration(to: deadline))
+            if end < wake {
+                try await Self.sleep(until: end)
+                throw Self.deadlineExceeded
+            }
         }
         try await Self.sleep(until: wake)
     }

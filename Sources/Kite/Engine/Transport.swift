@@ -25,7 +25,7 @@ struct TransportRequest: Sendable {
     var head: HTTPRequest
     var body: TransportRequestBody?
     /// When the whole exchange must be over.
-    var deadline: ContinuousClock.Instant?
+    var deadline: NIODeadline?
 }
 
 /// A request body as the engine pulls it.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 
 extension BaseRequest {
     /// Build: the draft's head with the session's default header fields. The first time it also reads
@@ -23,7 +24,7 @@ extension BaseRequest {
             credential: credential
         )
         if let total = draft.timeout ?? self.session.configuration.timeouts.total {
-            run.deadline = run.start + total
+            run.deadline = run.start + TimeAmount(total)
             run.total = total
             run.totalTimer = self.startTotalTimer(total)
         }

@@ -4,18 +4,18 @@ import NIOCore
 
 /// What one run of the pipeline carries from stage to stage and from attempt to attempt.
 struct PipelineRun {
-    let clock = ContinuousClock()
-    let start: ContinuousClock.Instant
+    /// When the run started. (Instants are `NIODeadline`s: see `NIODeadline+Duration.swift`.)
+    let start: NIODeadline
     let startDate = Date()
     /// Whether the first build has read the run's settings and started its timer.
     var prepared = false
     /// When the total timeout expires: it spans every attempt.
-    var deadline: ContinuousClock.Instant?
+    var deadline: NIODeadline?
     var totalTimer: Task<Void, Never>?
     /// The total timeout, when there is one.
     var total: Duration?
     /// When the latest attempt's response head arrived.
-    var firstByte: ContinuousClock.Instant?
+    var firstByte: NIODeadline?
     /// Redirects followed, over all attempts.
     var redirectCount = 0
     /// The latest attempt's response body count.
@@ -26,7 +26,7 @@ struct PipelineRun {
     /// Whether the session's cookie jar is used: the session has one and the draft does not opt out.
     var handlesCookies = false
 
-    init(start: ContinuousClock.Instant) {
+    init(start: NIODeadline) {
         self.start = start
     }
 }
@@ -88,7 +88,7 @@ extension BaseRequest {
     /// The request's state machine owns the lifecycle: this loop asks it at every checkpoint whether to
     /// go on, and it decides whether a retry may start.
     func runPipeline() async {
-        var run = PipelineRun(start: ContinuousClock.now)
+        var run = PipelineRun(start: .now())
         var outcome = RequestOutcome()
         self.session.telemetry?.requestStarted(self)
         attempts: while true {
@@ -123,15 +123,15 @@ extension BaseRequest {
             break
         }
         run.totalTimer?.cancel()
-        self.uploadReporter.finish()
-        self.downloadReporter.finish()
-
-        let end = run.clock.now
+        let end = NIODeadline.now()
         var latency: Duration?
         if let firstByte = run.firstByte {
             latency = run.start.duration(to: firstByte)
         }
-        let (bytesSent, connection) = self.storage.withLockedValue { ($0.bytesSent, $0.connection) }
+        let (bytesSent, connection, progressStreams) = self.storage.withLockedValue {
+            ($0.bytesSent, $0.connection, $0.progress.finish())
+        }
+        for stream in progressStreams { stream.finish() }
         if let connection { self.session.transport.connectionProbe?.unregister(connection) }
         outcome.metrics = ResponseMetrics(
             requestStartTime: run.startDate,

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 
 extension BaseRequest {
     /// Receive, before the body: decodes a compressed body, records the URL that answered and sets up the
@@ -15,7 +16,7 @@ extension BaseRequest {
         run: inout PipelineRun
     ) -> TransportResponse {
         var response = transportResponse
-        run.firstByte = run.clock.now
+        run.firstByte = .now()
         self.storage.withLockedValue { $0.machine.enter(.receive) }
         outcome.response = response.head
         if case .enabled(let maximumRatio, let ratioCheckedAfter) = self.session.configuration.decompression,

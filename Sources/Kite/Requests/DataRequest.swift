@@ -82,8 +82,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
         _ outcome: RequestOutcome,
         using serializer: Serializer
     ) -> DataResponse<Serializer.SerializedObject, KiteError> {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = NIODeadline.now()
         let result = self.serialize(outcome) {
             try serializer.serialize(
                 request: outcome.request,
@@ -97,7 +96,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
             response: outcome.response,
             url: outcome.url,
             data: outcome.data,
-            metrics: outcome.metrics?.withSerializationDuration(start.duration(to: clock.now)),
+            metrics: outcome.metrics?.withSerializationDuration(start.duration(to: .now())),
             result: result
         )
         self.session.eventMonitor?.request(self, didParseResponse: response)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPTypes
+import NIOCore
 
 extension DownloadRequest {
     /// Serializes the downloaded file with `serializer` for `async` callers.
@@ -184,8 +185,7 @@ extension DownloadRequest {
         _ outcome: RequestOutcome,
         using serializer: Serializer
     ) -> DownloadResponse<Serializer.SerializedObject, KiteError> {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = NIODeadline.now()
         let result = self.serialize(outcome) {
             try serializer.serializeDownload(
                 request: outcome.request,
@@ -200,7 +200,7 @@ extension DownloadRequest {
             url: outcome.url,
             fileURL: outcome.fileURL,
             resumeData: outcome.resumeData,
-            metrics: outcome.metrics?.withSerializationDuration(start.duration(to: clock.now)),
+            metrics: outcome.metrics?.withSerializationDuration(start.duration(to: .now())),
             result: result
         )
         self.session.eventMonitor?.request(self, didParseResponse: response)

@@ -357,7 +357,7 @@ import Testing
         mock.stub(.get, "http://api.test/drip", response: .status(200, body: .chunks(chunks, delay: .seconds(3600))))
         let head = HTTPRequest(method: .get, scheme: "http", authority: "api.test", path: "/drip")
         let response = try await mock.send(
-            TransportRequest(head: head, body: nil, deadline: ContinuousClock.now + .milliseconds(100))
+            TransportRequest(head: head, body: nil, deadline: .now() + .milliseconds(100))
         )
         var iterator = response.body.makeAsyncIterator()
         #expect(try await iterator.next() == ByteBuffer(string: "first"))

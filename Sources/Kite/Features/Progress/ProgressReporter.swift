@@ -16,12 +16,27 @@ struct ProgressReporter {
 
         /// Whether anyone listens; reporting is skipped otherwise.
         var hasObservers: Bool { !self.handlers.isEmpty || !self.continuations.isEmpty }
+
+        /// Marks the transfer over; returns the streams to finish, outside the lock.
+        mutating func finish() -> [AsyncStream<TransferProgress>.Continuation] {
+            guard !self.finished else { return [] }
+            self.finished = true
+            return self.continuations
+        }
     }
 
     /// The upload and download states of one request.
     struct States {
         var upload = State()
         var download = State()
+
+        /// Marks both transfers over; returns the streams to finish, outside the lock (the pipeline does this in
+        /// the lock round trip that reads its metrics).
+        mutating func finish() -> [AsyncStream<TransferProgress>.Continuation] {
+            let upload = self.upload.finish()
+            let download = self.download.finish()
+            return upload.isEmpty ? download : upload + download
+        }
     }
 
     private let box: NIOLockedValueBox<BaseRequest.Storage>
@@ -87,14 +102,5 @@ struct ProgressReporter {
         for (queue, handler) in handlers { queue.async { handler(progress) } }
         for continuation in continuations { continuation.yield(progress) }
         return progress
-    }
-
-    func finish() {
-        let continuations = self.withState { state -> [AsyncStream<TransferProgress>.Continuation] in
-            guard !state.finished else { return [] }
-            state.finished = true
-            return state.continuations
-        }
-        for continuation in continuations { continuation.finish() }
     }
 }

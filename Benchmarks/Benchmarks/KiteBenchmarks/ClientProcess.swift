@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Benchmark
 import Foundation
 import Kite
+import NIOCore
 import Synchronization
 
 /// Cases 4 and 5 run Kite and raw AHC a second time in a process of their own, as `curl -o` runs, so
@@ -25,6 +27,12 @@ enum ClientProcess {
         /// request, then that of the same number of bare task hops (`Task { }.value`). CPU-bound and so far
         /// steadier than the network cases; under `perf record -g` it gives the cost of each stage.
         case pipeline
+        /// Raw AHC's two APIs and Kite, taking turns in blocks of small sequential GETs against the server process,
+        /// six rounds, the order rotating (`KITE_BENCHMARK_CLIENT_PROCESS="engines Kite http://127.0.0.1:PORT 3000"`):
+        /// the async API (`execute(_:timeout:)` and `collect`, what Kite's engine uses), the future API
+        /// (`execute(request:)`, whose delegate collects the body on the event loop and completes once), and Kite.
+        /// Prints each block's time per request.
+        case engines
     }
 
     /// The environment variable that makes this executable a client process.
@@ -92,12 +100,18 @@ enum ClientProcess {
         if transfer == .pipeline {
             return try await Self.pipeline(url: words[2] + smallPath, count: Int(words[3]) ?? 0)
         }
-        let harness = try await Harness(serverURL: words[2], clients: [client])
+        let harness = try await Harness(
+            serverURL: words[2],
+            clients: transfer == .engines ? [.kite, .ahc] : [client]
+        )
         let result: Result<Int64, any Error>
         do {
             switch transfer {
             case .download: result = .success(try await harness.download(words[3], with: client))
             case .upload: result = .success(try await harness.upload(URL(fileURLWithPath: words[3]), with: client))
+            case .engines:
+                try await Self.engines(harness, count: Int(words[3]) ?? 0)
+                result = .success(Int64(18 * (Int(words[3]) ?? 0)))
             case .pipeline:
                 result = .success(0)  // answered above, without a server
             case .gets:
@@ -140,6 +154,35 @@ enum ClientProcess {
         }
         try await session.shutdown()
         return Int64(3 * count)
+    }
+
+    /// The `engines` job: see ``Transfer/engines``.
+    private static func engines(_ harness: Harness, count: Int) async throws {
+        let labels = ["AHC async API", "AHC future API", "Kite"]
+        for round in 0..<6 {
+            var times: [String: Duration] = [:]
+            for label in labels[(round % 3)...] + labels[..<(round % 3)] {
+                let start = ContinuousClock.now
+                for _ in 0..<count {
+                    let bytes: Int
+                    switch label {
+                    case "AHC async API": bytes = try await harness.ahcGet(smallPath)
+                    case "AHC future API":
+                        let request = try HTTPClient.Request(url: harness.url(smallPath))
+                        let response = try await harness.ahc.execute(request: request).get()
+                        bytes = response.body?.readableBytes ?? 0
+                    default: bytes = try await harness.kiteGet(smallPath)
+                    }
+                    guard bytes == 128 else { throw HarnessError("\(label): got \(bytes) bytes") }
+                }
+                times[label] = start.duration(to: .now) / max(count, 1)
+            }
+            let line = labels.map { label in
+                let nanoseconds = (times[label] ?? .zero).components.attoseconds / 1_000_000_000
+                return "\(label) \(nanoseconds / 1000) µs"
+            }
+            print("round \(round): " + line.joined(separator: ", "))
+        }
     }
 
     /// This process's peak resident memory in bytes, from `VmHWM` in `/proc/self/status`.

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
 
-/// An open file whose blocking calls (``SystemFile``'s `open`, `pread`, `pwrite`, `close`) run on NIO's
+/// An open file whose blocking calls (``SystemFile``'s `open`, `pread`, `pwritev`, `close`) run on NIO's
 /// blocking-I/O thread pool (`NIOThreadPool.singleton`), never on Swift's cooperative threads.
 ///
 /// Chosen over `NonBlockingFileIO`, whose path-based API is deprecated, and over the underscored
@@ -28,13 +28,7 @@ final class PoolFile: Sendable {
     func startWriting(_ buffers: [ByteBuffer], at offset: Int64) -> EventLoopFuture<Void> {
         let descriptor = self.descriptor
         return NIOThreadPool.singleton.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any()) {
-            var position = offset
-            for buffer in buffers {
-                if let error = buffer.withUnsafeReadableBytes({ SystemFile.write(descriptor, $0, at: position) }) {
-                    throw error
-                }
-                position += Int64(buffer.readableBytes)
-            }
+            if let error = SystemFile.write(descriptor, buffers, at: offset) { throw error }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -94,6 +95,74 @@ enum SystemFile {
             total += count
         }
         return nil
+    }
+
+    /// Buffers handed to one `pwritev` call at most: fewer than any system's `IOV_MAX`, and a bound on the
+    /// nesting that pins the buffers' bytes while the call runs.
+    static let maximumVectors = 64
+
+    /// Writes all of `buffers`, one after another from `offset`, with `pwritev`: one system call for up to
+    /// ``maximumVectors`` buffers instead of one per buffer (a download's batch holds a socket read's worth
+    /// per buffer, at most 64 KiB). The descriptor's position is neither used nor moved.
+    static func write(_ descriptor: CInt, _ buffers: [ByteBuffer], at offset: Int64) -> SystemError? {
+        var position = offset
+        var start = buffers.startIndex
+        while start < buffers.endIndex {
+            let group = buffers[start..<min(buffers.endIndex, start + Self.maximumVectors)]
+            var vectors: [iovec] = []
+            vectors.reserveCapacity(group.count)
+            let failure = Self.withVectors(of: group, &vectors) { vectors in
+                Self.writeAll(descriptor, &vectors, at: position)
+            }
+            if let failure { return failure }
+            for buffer in group { position += Int64(buffer.readableBytes) }
+            start = group.endIndex
+        }
+        return nil
+    }
+
+    /// Calls `body` with one `iovec` per buffer, each buffer's bytes pinned until `body` returns.
+    private static func withVectors<R>(
+        of buffers: ArraySlice<ByteBuffer>,
+        _ vectors: inout [iovec],
+        _ body: (inout [iovec]) -> R
+    ) -> R {
+        guard let first = buffers.first else { return body(&vectors) }
+        return first.withUnsafeReadableBytes { bytes in
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count))
+            return Self.withVectors(of: buffers.dropFirst(), &vectors, body)
+        }
+    }
+
+    /// Writes everything `vectors` point at from `offset`, calling `pwritev` again after a short write.
+    private static func writeAll(_ descriptor: CInt, _ vectors: inout [iovec], at offset: Int64) -> SystemError? {
+        var position = offset
+        var index = 0
+        while true {
+            // Skip what is written, and empty buffers.
+            while index < vectors.count, vectors[index].iov_len == 0 { index += 1 }
+            guard index < vectors.count else { return nil }
+            let first = index
+            let count = vectors.withUnsafeBufferPointer { all in
+                pwritev(descriptor, all.baseAddress! + first, CInt(all.count - first), off_t(position))
+            }
+            if count < 0 {
+                let error = SystemError.current()
+                if error.code == EINTR { continue }
+                return error
+            }
+            // A regular file takes at least one byte or fails; 0 would loop forever.
+            if count == 0 { return SystemError(code: EIO) }
+            position += Int64(count)
+            var rest = count
+            while rest > 0 {
+                let taken = min(rest, vectors[index].iov_len)
+                vectors[index].iov_base = vectors[index].iov_base.map { $0 + taken }
+                vectors[index].iov_len -= taken
+                rest -= taken
+                if vectors[index].iov_len == 0 { index += 1 }
+            }
+        }
     }
 
     /// The current size of the open file `descriptor`.

@@ -35,6 +35,7 @@ PATTERN = bytes(range(251)) * 512   # PATTERN[o:o + PIECE] is valid for any o < 
 VERBOSE = False
 STATS_LOCK = threading.Lock()
 STATS = {"connections": 0, "requests": 0}
+SENT = {}                       # /huge-body?id=K: bytes sent so far, by K
 
 def log(*args):
     if VERBOSE:
@@ -446,12 +447,27 @@ def gzip_multi(conn, req):
 
 @route("/huge-body")
 def huge_body(conn, req):
-    """200, Content-Length size (10 MiB), deterministic body streamed in 64 KiB pieces."""
+    """200, Content-Length size (10 MiB), deterministic body streamed in 64 KiB pieces. With id=K, the
+    bytes the kernel has taken so far are counted under K (see /sent)."""
     size = req.qint("size", 10 << 20)
+    key = req.qstr("id", "")
     send_head(conn, req, 200, [("Content-Type", "application/octet-stream"),
                                ("Content-Length", size)])
-    send_stream(conn, req, 0, size)
+    if not key:
+        send_stream(conn, req, 0, size)
+        return KEEP
+    for piece in body_pieces(0, size):
+        conn.send(piece)
+        with STATS_LOCK:
+            SENT[key] = SENT.get(key, 0) + len(piece)
     return KEEP
+
+@route("/sent")
+def sent(conn, req):
+    """200 JSON {"bytes": what /huge-body?id=K has handed the kernel so far} for id=K."""
+    with STATS_LOCK:
+        body = json.dumps({"bytes": SENT.get(req.qstr("id", ""), 0)}).encode()
+    return respond(conn, req, 200, body, [("Content-Type", "application/json")])
 
 @route("/redirect-loop")
 def redirect_loop(conn, req):

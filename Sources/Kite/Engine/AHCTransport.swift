@@ -157,31 +157,71 @@ final class AHCTransport: Transport {
         let deadline = request.deadline ?? .distantFuture
 
         let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
+        let errorAuthority = head.authority
+        if request.batchesBody, pulled == nil {
+            // A body bound for a file: gathered on the event loop and handed over in batches (BatchedBody).
+            let engineRequest: HTTPClient.Request
+            do {
+                engineRequest = try HTTPClient.Request(
+                    url: url,
+                    method: outgoing.method,
+                    headers: outgoing.headers,
+                    body: request.body.flatMap { if case .bytes(let buffer) = $0 { .byteBuffer(buffer) } else { nil } },
+                    tlsConfiguration: outgoing.tlsConfiguration
+                )
+            } catch {
+                throw self.kiteError(from: error, authority: errorAuthority)
+            }
+            let (responseHead, body) = try await self.execute(
+                through: proxied,
+                mayResend: true,
+                pulled: nil,
+                authority: errorAuthority
+            ) { client in
+                let body = BatchedBody()
+                body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
+                return (try await body.head(), body)
+            }
+            let reader = BatchedBody.Reader(body: body, transport: self, authority: errorAuthority)
+            return TransportResponse(
+                head: try Self.response(status: responseHead.status, headers: responseHead.headers),
+                body: ByteChunks(makeNext: { reader.next })
+            )
+        }
         let response = try await self.execute(
-            outgoing,
             through: proxied,
-            deadline: deadline,
             mayResend: request.body?.isReplayable ?? true,
             pulled: pulled,
-            authority: head.authority
+            authority: errorAuthority
+        ) { client in
+            try await client.execute(outgoing, deadline: deadline)
+        }
+        let body = response.body
+        let chunks = ByteChunks(makeNext: { [self] in
+            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
+        })
+        return TransportResponse(
+            head: try Self.response(status: response.status, headers: response.headers),
+            body: chunks
         )
-        guard (0...999).contains(response.status.code) else {
-            throw KiteError(code: .invalidResponse, message: "the response status \(response.status.code) is not valid")
+    }
+
+    /// The response head in Kite's types.
+    private static func response(status: HTTPResponseStatus, headers: HTTPHeaders) throws(KiteError) -> HTTPResponse {
+        guard (0...999).contains(status.code) else {
+            throw KiteError(code: .invalidResponse, message: "the response status \(status.code) is not valid")
         }
         var fields = HTTPFields()
-        fields.reserveCapacity(response.headers.count)
-        for (name, value) in response.headers {
+        fields.reserveCapacity(headers.count)
+        for (name, value) in headers {
             if let fieldName = Self.fieldName(name) {
                 fields.append(HTTPField(name: fieldName, value: value))
             }
         }
-        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        let body = response.body
-        let errorAuthority = head.authority
-        let chunks = ByteChunks(makeNext: { [self] in
-            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
-        })
-        return TransportResponse(head: HTTPResponse(status: status, headerFields: fields), body: chunks)
+        return HTTPResponse(
+            status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase),
+            headerFields: fields
+        )
     }
 
     /// A handshake's verification failure with the reason read from the server's certificate
@@ -214,19 +254,19 @@ final class AHCTransport: Transport {
         }
     }
 
-    /// Executes `request`, sending it once more when the first try failed before any of it was written.
-    private func execute(
-        _ request: HTTPClientRequest,
+    /// Runs `attempt` (one exchange on the client for the request's route, up to its response head), once more
+    /// when the first try failed before any of the request was written.
+    private func execute<Answer>(
         through proxied: ProxyClients.Proxied?,
-        deadline: NIODeadline,
         mayResend: Bool,
         pulled: NIOLockedValueBox<Bool>?,
-        authority: String?
-    ) async throws(KiteError) -> HTTPClientResponse {
+        authority: String?,
+        _ attempt: (HTTPClient) async throws -> Answer
+    ) async throws(KiteError) -> Answer {
         var resent = false
         while true {
             do {
-                return try await (proxied?.client ?? self.client).execute(request, deadline: deadline)
+                return try await attempt(proxied?.client ?? self.client)
             } catch {
                 // A pooled connection the server had already closed (say, after stray bytes following a
                 // response) fails the first write with "I/O on closed channel": nothing of the request

@@ -26,6 +26,9 @@ struct TransportRequest: Sendable {
     var body: TransportRequestBody?
     /// When the whole exchange must be over.
     var deadline: NIODeadline?
+    /// Whether the body goes to a file, read in bulk: the engine may gather it on its event loop and hand it
+    /// over in batches, rather than one socket read at a time (see `BatchedBody`).
+    var batchesBody = false
 }
 
 /// A request body as the engine pulls it.

@@ -23,7 +23,8 @@ extension BaseRequest {
                 TransportRequest(
                     head: self.prepared(hop.head, cookies: run.handlesCookies),
                     body: hop.body,
-                    deadline: run.deadline
+                    deadline: run.deadline,
+                    batchesBody: self.batchesResponseBody
                 )
             )
             if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }

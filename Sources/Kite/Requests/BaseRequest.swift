@@ -392,6 +392,10 @@ public class BaseRequest: @unchecked Sendable {
         outcome
     }
 
+    /// Whether ``receiveBody(_:into:counter:)`` reads the body in bulk (into a file), so the engine may hand it
+    /// over in batches rather than one socket read at a time.
+    var batchesResponseBody: Bool { false }
+
     /// Reads the response body into `outcome`; overridden by each kind of request.
     func receiveBody(
         _ response: TransportResponse,

@@ -117,6 +117,9 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         return self
     }
 
+    /// The body goes to a file in batches of a megabyte (``BatchedFileWriter``).
+    override var batchesResponseBody: Bool { true }
+
     override func receiveBody(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import Kite
+
+/// Downloads through the engine's batched body (`BatchedBody`, AHC's delegate API): every byte that arrived
+/// before a cut reaches the file, and a download that stops reading makes the engine stop reading.
+@Suite struct BatchedDownloadTests {
+    @Test(arguments: ["fin", "rst"])
+    func aDownloadCutMidBodyWritesWhatArrived(mode: String) async throws {
+        // 1.5 MB of 3 MB: more than one hand-over (512 KiB), less than the engine pauses at (2 MiB).
+        let url = try await FaultServer.url("/close-after?bytes=1500000&length=3000000&mode=\(mode)")
+        let request = Session.default.download(url)
+        let response = await request.serializingDownloadedFileURL().response
+        #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
+        #expect(response.resumeData != nil)
+        let (partial, onDisk) = request.download.withLockedValue { ($0.partialURL, $0.bytesOnDisk) }
+        let partialURL = try #require(partial)
+        defer { try? FileManager.default.removeItem(at: partialURL) }
+        let file = try Data(contentsOf: partialURL)
+        #expect(Int64(file.count) == onDisk)
+        if mode == "fin" {
+            #expect(file.count == 1_500_000, "every byte sent before the FIN is on disk")
+        } else {
+            // A reset may drop what the kernel still held for the socket, never more.
+            #expect(file.count <= 1_500_000)
+        }
+        #expect(file == FaultInjectionTests.deterministicBody(file.count))
+    }
+
+    @Test func aSuspendedDownloadStopsTheEngineReading() async throws {
+        let key = UUID().uuidString
+        let size = 64 << 20
+        let url = try await FaultServer.url("/huge-body?size=\(size)&id=\(key)")
+        let request = Session.default.download(url)
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes > 0 { break }
+        request.suspend()
+        // Until the server can send no more: its count stops growing between two polls (at most 100).
+        var sent = -1
+        for _ in 0..<100 {
+            let now = try await Self.sent(key)
+            if now == sent { break }
+            sent = now
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        // In flight at most: what the engine gathers before it pauses (2 MiB), the file writer's two batches
+        // (1 MiB each) and the kernel's buffers at both ends of a loopback connection (a few MiB each).
+        #expect(sent > 0)
+        #expect(sent < 24 << 20, "the engine kept reading while the download was suspended: \(sent) bytes sent")
+        request.resume()
+        let fileURL = try await task.value
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(try SystemFile.status(ofPath: fileURL.path).get().size == Int64(size))
+    }
+
+    @Test func aServerSilentBeforeTheHeadHitsTheIdleReadTimeout() async throws {
+        try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = .milliseconds(300) }) { session in
+            let url = try await FaultServer.url("/silence")
+            let response = await session.download(url).serializingDownloadedFileURL().response
+            #expect(response.error?.code == .timedOut, "\(String(describing: response.error))")
+            #expect(response.error?.timeout == .idleRead)
+            #expect(response.resumeData == nil, "nothing arrived to resume")
+        }
+    }
+
+    /// What the fault server's `/huge-body?id=key` has sent so far.
+    private static func sent(_ key: String) async throws -> Int {
+        let url = try await FaultServer.url("/sent?id=\(key)")
+        let answer = try await Session.default.request(url).validate().serializingDecodable([String: Int].self).value
+        return try #require(answer["bytes"])
+    }
+}

@@ -67,20 +67,20 @@ final class AHCTransport: Transport {
         let idleWrite = configuration.timeouts.idleWrite.map { TimeAmount($0) }
         // Connection metrics: a probe on every connection tells each request which one served it.
         let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
-        if idleWrite != nil || probe != nil || trust != nil {
-            config.http1_1ConnectionDebugInitializer = { channel in
-                channel.eventLoop.submit {
-                    trust?.installHTTP1(on: channel)
-                    probe?.installHTTP1(on: channel)
-                    if let idleWrite {
-                        try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: idleWrite))
-                    }
+        config.http1_1ConnectionDebugInitializer = { channel in
+            channel.eventLoop.submit {
+                try Self.allowLargeReads(on: channel)
+                trust?.installHTTP1(on: channel)
+                probe?.installHTTP1(on: channel)
+                if let idleWrite {
+                    try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: idleWrite))
                 }
             }
         }
-        if let probe {
-            config.http2ConnectionDebugInitializer = { channel in
-                channel.eventLoop.submit { probe.installHTTP2Connection(on: channel) }
+        config.http2ConnectionDebugInitializer = { channel in
+            channel.eventLoop.submit {
+                try Self.allowLargeReads(on: channel)
+                probe?.installHTTP2Connection(on: channel)
             }
         }
         if probe != nil || trust != nil {
@@ -331,6 +331,16 @@ final class AHCTransport: Transport {
             }
         }
         return HTTPField.Name(name)
+    }
+
+    /// Lets a connection read up to 256 KiB at a time where NIO's default allocator stops at 64 KiB: a large
+    /// body arrives in a quarter of the reads (and of the engine's work per read), while small responses keep
+    /// small buffers (the allocator grows only after reads that filled the buffer).
+    private static func allowLargeReads(on channel: any Channel) throws {
+        try channel.syncOptions?.setOption(
+            ChannelOptions.recvAllocator,
+            value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 << 10)
+        )
     }
 
     func shutdown() async throws(KiteError) {

@@ -72,3 +72,20 @@ import Testing
         return try #require(answer["bytes"])
     }
 }
+
+/// The engine's connections read up to 256 KiB at a time (NIO's default allocator stops at 64 KiB).
+@Suite struct EngineReadSizeTests {
+    @Test func aLargeBodyArrivesInReadsLargerThanNIOsDefault() async throws {
+        let size = 16 << 20
+        let url = try await FaultServer.url("/huge-body?size=\(size)")
+        var largest = 0
+        var total = 0
+        for try await chunk in Session.default.streamRequest(url).validate().streamingData() {
+            largest = max(largest, chunk.count)
+            total += chunk.count
+        }
+        #expect(total == size)
+        #expect(largest > 64 << 10, "the largest read was \(largest) bytes")
+        #expect(largest <= 256 << 10)
+    }
+}

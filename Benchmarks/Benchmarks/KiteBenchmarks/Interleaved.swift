@@ -68,9 +68,12 @@ enum Interleaved {
     }
 
     private static func rate(_ requests: Int, since start: ContinuousClock.Instant) -> Double {
+        Double(requests) / Self.seconds(since: start)
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = start.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(requests) / seconds
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// Raw AHC in one task per request as a percentage of raw AHC, measured alongside.
@@ -80,7 +83,53 @@ enum Interleaved {
         useScalingFactor: false
     )
 
-    /// Registers the interleaved cases: 1 and 2, each with the server in another process and in-process.
+    /// Kite's download rate as a percentage of raw AHC's streaming into a `FileHandle`, and of `curl -o`'s
+    /// (case 4 taking turns); larger is better. The names are the keys of the static thresholds in `Thresholds/`.
+    static let downloadPercentOfAHC = BenchmarkMetric.custom(
+        "kiteDownloadPercentOfAHC",
+        polarity: .prefersLarger,
+        useScalingFactor: false
+    )
+    static let downloadPercentOfCurl = BenchmarkMetric.custom(
+        "kiteDownloadPercentOfCurl",
+        polarity: .prefersLarger,
+        useScalingFactor: false
+    )
+
+    /// Rounds of case 4 per iteration: each round downloads 1 GiB with each client, the order rotating.
+    static let downloadRounds = 3
+
+    /// Case 4 taking turns: the medians over ``downloadRounds`` rounds of Kite's rate as whole percentages of
+    /// raw AHC's (streaming into a `FileHandle`) and of `curl -o`'s. Separate runs of five downloads each moved
+    /// with the machine by more than the 10 % the curl target allows (BENCHMARKS.md).
+    static func downloadPercentages(_ harness: Harness) async throws -> (ahc: Int, curl: Int) {
+        let path = "/bytes/\(gibibyte)"
+        let clients: [(String, @Sendable (Harness) async throws -> Int64)] = [
+            ("Kite", { try await $0.download(path, with: .kite) }),
+            ("AHC", { try await $0.ahcStreamingDownload(path) }),
+            ("curl", { try await $0.curlDownload(path) }),
+        ]
+        var ofAHC: [Double] = []
+        var ofCurl: [Double] = []
+        for round in 0..<Self.downloadRounds {
+            var seconds: [String: Double] = [:]
+            let shift = round % clients.count
+            for (name, download) in clients[shift...] + clients[..<shift] {
+                let start = ContinuousClock.now
+                let size = try await download(harness)
+                guard size == gibibyte else { throw HarnessError("\(name): downloaded \(size) bytes") }
+                seconds[name] = Self.seconds(since: start)
+            }
+            let kite = seconds["Kite"] ?? .nan
+            ofAHC.append(100 * (seconds["AHC"] ?? 0) / kite)
+            ofCurl.append(100 * (seconds["curl"] ?? 0) / kite)
+        }
+        func median(_ values: [Double]) -> Int { Int(values.sorted()[values.count / 2].rounded()) }
+        return (median(ofAHC), median(ofCurl))
+    }
+
+    /// Registers the interleaved cases: 1 and 2, each with the server in another process and in-process, and
+    /// 4 with the server in another process.
     static func register() {
         let configuration = Benchmark.Configuration(
             metrics: [Self.percentOfAHC, Self.inTaskPercentOfAHC],
@@ -95,6 +144,27 @@ enum Interleaved {
             ("1 small GET, sequential", { try await Self.sequential($0, $1) }),
             ("2 small GET, 64 in flight", { try await Self.concurrent($0, $1) }),
         ]
+        Benchmark(
+            "4 download 1 GiB to a file, server in another process (Kite % of AHC and of curl, interleaved)",
+            configuration: Benchmark.Configuration(
+                metrics: [Self.downloadPercentOfAHC, Self.downloadPercentOfCurl],
+                warmupIterations: 1,
+                maxDuration: .seconds(150),
+                maxIterations: 7,
+                // Static thresholds in Thresholds/: the p90 at least 100 % of AHC and 90 % of curl.
+                thresholds: [
+                    Self.downloadPercentOfAHC: BenchmarkThresholds(absolute: [.p90: 0]),
+                    Self.downloadPercentOfCurl: BenchmarkThresholds(absolute: [.p90: 0]),
+                ]
+            )
+        ) { benchmark in
+            let harness = try await Harness.remote
+            for _ in benchmark.scaledIterations {
+                let (ofAHC, ofCurl) = try await Self.downloadPercentages(harness)
+                benchmark.measurement(Self.downloadPercentOfAHC, ofAHC)
+                benchmark.measurement(Self.downloadPercentOfCurl, ofCurl)
+            }
+        }
         for remote in [true, false] {
             let server = remote ? "server in another process" : "in-process server"
             for (name, block) in cases {

@@ -24,6 +24,11 @@ import Testing
         }
         let upload = await session.upload(Data(count: 300_000), to: url).serializingString().response
         #expect(upload.value == expected, "\(String(describing: upload.error))")
+        // A download takes the engine's other API (its body handed over in batches), over the same protocol.
+        let download = await session.download(url).validate().serializingDownloadedFileURL().response
+        let fileURL = try #require(download.value, "\(String(describing: download.error))")
+        #expect(try String(contentsOf: fileURL, encoding: .utf8) == expected)
+        try? FileManager.default.removeItem(at: fileURL)
         try await session.shutdown()
         try await server.shutdown()
     }

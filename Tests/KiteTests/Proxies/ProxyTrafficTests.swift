@@ -56,6 +56,25 @@ struct ProxyTrafficTests {
         try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(origin) HTTP/1.1")
     }
 
+    @Test func aDownloadGoesThroughTheProxy() async throws {
+        let proxy = try await self.authenticatingProxy()
+        defer { proxy.stop() }
+        let base = try await Backend.inProcess.baseURL()
+        let origin = try #require(URL(string: base)?.port)
+        let session = self.session(
+            .http(
+                host: "127.0.0.1",
+                port: proxy.port,
+                authorization: Credential(user: Self.user, password: Self.password)
+            )
+        )
+        defer { Task { try? await session.shutdown() } }
+        let fileURL = try await session.download(base + "/range/300000").validate().serializingDownloadedFileURL().value
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(300_000))
+        try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(origin) HTTP/1.1")
+    }
+
     @Test func httpsGoesThroughCONNECTAndTheServerIsStillVerified() async throws {
         let proxy = try await self.authenticatingProxy()
         defer { proxy.stop() }

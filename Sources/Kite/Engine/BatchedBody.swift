@@ -11,8 +11,9 @@ import NIOHTTP1
 /// a 1 GiB download made 13,000 to 20,000 context switches. Through AHC's delegate API the event loop keeps
 /// reading into this buffer and wakes the task when ``handOverBytes`` have gathered, when the body ends or
 /// fails, or ``handOverDelay`` after the first part it holds; it stops reading (its future) at
-/// ``pauseBytes``. Parts that arrived before a failure are handed over before the failure, so a download
-/// writes every byte it received.
+/// ``pauseBytes``. Parts that reached this buffer before a failure are handed over before the failure, so a
+/// download writes them. (Parts AHC's connection still holds when the connection closes never reach a delegate
+/// or a body stream: AHC drops them, on either API.)
 ///
 /// `@unchecked Sendable`: all mutable state is behind the lock (it holds the engine's errors, `any Error`).
 final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {

@@ -7,25 +7,26 @@ import Testing
 /// before a cut reaches the file, and a download that stops reading makes the engine stop reading.
 @Suite struct BatchedDownloadTests {
     @Test(arguments: ["fin", "rst"])
-    func aDownloadCutMidBodyWritesWhatArrived(mode: String) async throws {
+    func aDownloadCutMidBodyKeepsAPrefixAndResumesToTheWholeFile(mode: String) async throws {
         // 1.5 MB of 3 MB: more than one hand-over (512 KiB), less than the engine pauses at (2 MiB).
         let url = try await FaultServer.url("/close-after?bytes=1500000&length=3000000&mode=\(mode)")
         let request = Session.default.download(url)
         let response = await request.serializingDownloadedFileURL().response
         #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
-        #expect(response.resumeData != nil)
         let (partial, onDisk) = request.download.withLockedValue { ($0.partialURL, $0.bytesOnDisk) }
         let partialURL = try #require(partial)
-        defer { try? FileManager.default.removeItem(at: partialURL) }
         let file = try Data(contentsOf: partialURL)
         #expect(Int64(file.count) == onDisk)
-        if mode == "fin" {
-            #expect(file.count == 1_500_000, "every byte sent before the FIN is on disk")
-        } else {
-            // A reset may drop what the kernel still held for the socket, never more.
-            #expect(file.count <= 1_500_000)
-        }
-        #expect(file == FaultInjectionTests.deterministicBody(file.count))
+        // Not always all 1.5 MB: AHC drops the parts its connection still holds when the connection closes,
+        // on its async API as on its delegate API (seen with both: 1.08 to 1.32 MB of 1.5 on a busy machine).
+        #expect(file.count <= 1_500_000)
+        #expect(file == FaultInjectionTests.deterministicBody(file.count), "the bytes on disk are the body's start")
+        let resumeData = try #require(response.resumeData)
+        let resumed = await Session.default.download(resumingWith: resumeData).validate()
+            .serializingDownloadedFileURL().response
+        let fileURL = try #require(resumed.value, "\(String(describing: resumed.error))")
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(try Data(contentsOf: fileURL) == FaultInjectionTests.deterministicBody(3_000_000))
     }
 
     @Test func aSuspendedDownloadStopsTheEngineReading() async throws {
@@ -63,6 +64,20 @@ import Testing
             #expect(response.error?.timeout == .idleRead)
             #expect(response.resumeData == nil, "nothing arrived to resume")
         }
+    }
+
+    @Test func cancellingWhileTheServerIsSilentEndsTheDownloadAtOnce() async throws {
+        let url = try await FaultServer.url("/silence")
+        let request = Session.default.download(url)
+        let task = request.serializingDownloadedFileURL()
+        // Whenever the cancel lands (before the engine call or while it waits for the head), it ends the download.
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        request.cancel()
+        let response = await task.response
+        #expect(started.duration(to: .now) < .seconds(5))
+        #expect(response.error?.code == .cancelled, "\(String(describing: response.error))")
+        #expect(request.state == .cancelled)
     }
 
     /// What the fault server's `/huge-body?id=key` has sent so far.

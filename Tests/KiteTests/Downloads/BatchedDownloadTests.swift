@@ -80,6 +80,17 @@ import Testing
         #expect(request.state == .cancelled)
     }
 
+    @Test(arguments: Backend.available)
+    func aRedirectedDownloadSavesTheFinalBody(backend: Backend) async throws {
+        // Each hop is a separate exchange on the engine; the redirect's own body is dropped unread.
+        let url = try await backend.url("/redirect-to?url=%2Frange%2F100000")
+        let response = await Session.default.download(url).validate().serializingDownloadedFileURL().response
+        let fileURL = try #require(response.value, "\(String(describing: response.error))")
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(100_000))
+        #expect(response.response?.status.code == 200)
+    }
+
     /// What the fault server's `/huge-body?id=key` has sent so far.
     private static func sent(_ key: String) async throws -> Int {
         let url = try await FaultServer.url("/sent?id=\(key)")

@@ -26,6 +26,9 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Gathered bytes at which the event loop stops reading until the reader has taken half.
     static let pauseBytes = 2 << 20
 
+    /// A waiting reader and what to resume it with.
+    private typealias Wake = (CheckedContinuation<ByteBuffer?, any Error>, Result<ByteBuffer?, any Error>)
+
     private struct State {
         var task: HTTPClient.Task<Void>?
         /// The exchange was cancelled before ``attach(_:)``.
@@ -56,6 +59,13 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             else { return nil }
             self.paused = nil
             return paused
+        }
+
+        /// The waiting reader and what it gets now; `nil` when no reader waits or it must wait on.
+        mutating func wakeReader() -> Wake? {
+            guard let waiter = self.bodyWaiter, let answer = self.answer() else { return nil }
+            self.bodyWaiter = nil
+            return (waiter, answer)
         }
 
         /// What a reader gets now: a part, the end (`nil`), the failure, or `nil` when it must wait.
@@ -139,28 +149,27 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let (handOver, scheduleHandOver, pause) = self.state.withLockedValue {
-            state -> ((CheckedContinuation<ByteBuffer?, any Error>, ByteBuffer)?, Bool, EventLoopFuture<Void>?) in
+        let (wake, scheduleHandOver, pause) = self.state.withLockedValue {
+            state -> (Wake?, Bool, EventLoopFuture<Void>?) in
             state.parts.append(buffer)
             state.bytes += buffer.readableBytes
-            var handOver: (CheckedContinuation<ByteBuffer?, any Error>, ByteBuffer)?
+            var wake: Wake?
             var schedule = false
-            if let waiter = state.bodyWaiter {
+            if state.bodyWaiter != nil {
                 // A waiting reader took everything, so nothing is paused here.
-                if state.bytes >= Self.handOverBytes, let part = state.takePart() {
-                    state.bodyWaiter = nil
-                    handOver = (waiter, part)
+                if state.bytes >= Self.handOverBytes {
+                    wake = state.wakeReader()
                 } else if !state.handOverScheduled {
                     state.handOverScheduled = true
                     schedule = true
                 }
             }
-            guard state.bytes >= Self.pauseBytes else { return (handOver, schedule, nil) }
+            guard state.bytes >= Self.pauseBytes else { return (wake, schedule, nil) }
             let paused = state.paused ?? task.eventLoop.makePromise(of: Void.self)
             state.paused = paused
-            return (handOver, schedule, paused.futureResult)
+            return (wake, schedule, paused.futureResult)
         }
-        if let (waiter, part) = handOver { waiter.resume(returning: part) }
+        if let (waiter, answer) = wake { waiter.resume(with: answer) }
         if scheduleHandOver {
             task.eventLoop.scheduleTask(in: Self.handOverDelay) { self.handOverWhatIsThere() }
         }
@@ -169,13 +178,11 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Wakes a waiting reader with what has gathered, ``handOverDelay`` after the first part.
     private func handOverWhatIsThere() {
-        let ready = self.state.withLockedValue { state -> (CheckedContinuation<ByteBuffer?, any Error>, ByteBuffer)? in
+        let wake = self.state.withLockedValue { state in
             state.handOverScheduled = false
-            guard let waiter = state.bodyWaiter, let part = state.takePart() else { return nil }
-            state.bodyWaiter = nil
-            return (waiter, part)
+            return state.wakeReader()
         }
-        if let (waiter, part) = ready { waiter.resume(returning: part) }
+        if let (waiter, answer) = wake { waiter.resume(with: answer) }
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
@@ -197,11 +204,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             state.task = nil
             let headWaiter = state.headWaiter
             state.headWaiter = nil
-            var bodyWaiter: (CheckedContinuation<ByteBuffer?, any Error>, Result<ByteBuffer?, any Error>)?
-            if let waiter = state.bodyWaiter, let answer = state.answer() {
-                state.bodyWaiter = nil
-                bodyWaiter = (waiter, answer)
-            }
+            let bodyWaiter = state.wakeReader()
             return (headWaiter, bodyWaiter, state.release())
         }
         if let headWaiter {

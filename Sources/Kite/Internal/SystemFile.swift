@@ -81,22 +81,6 @@ enum SystemFile {
         return .success(descriptor)
     }
 
-    /// Writes all of `bytes` at `offset` with `pwrite`, so the descriptor's position is neither used nor moved.
-    static func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
-        guard let base = bytes.baseAddress else { return nil }
-        var total = 0
-        while total < bytes.count {
-            let count = pwrite(descriptor, base + total, bytes.count - total, off_t(offset + Int64(total)))
-            if count < 0 {
-                let error = SystemError.current()
-                if error.code == EINTR { continue }
-                return error
-            }
-            total += count
-        }
-        return nil
-    }
-
     /// Buffers handed to one `pwritev` call at most: fewer than any system's `IOV_MAX`, and a bound on the
     /// nesting that pins the buffers' bytes while the call runs.
     static let maximumVectors = 64

@@ -37,18 +37,17 @@ struct ProxyTrafficTests {
         try await ProxyProcess.start(.tinyproxy(user: Self.user, password: Self.password))
     }
 
+    /// `proxy` as an HTTP proxy with the credentials it asks for.
+    private func withCredentials(_ proxy: ProxyProcess) -> ProxyConfiguration {
+        .http(host: "127.0.0.1", port: proxy.port, authorization: Credential(user: Self.user, password: Self.password))
+    }
+
     @Test func plainHTTPGoesThroughTheProxysTunnelAndTheCredentialStaysWithTheProxy() async throws {
         let proxy = try await self.authenticatingProxy()
         defer { proxy.stop() }
         let base = try await Backend.inProcess.baseURL()
         let origin = try #require(URL(string: base)?.port)
-        let session = self.session(
-            .http(
-                host: "127.0.0.1",
-                port: proxy.port,
-                authorization: Credential(user: Self.user, password: Self.password)
-            )
-        )
+        let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
         let headers = try await self.originHeaders(session, base + "/headers")
         #expect(headers.header("Proxy-Authorization") == nil)
@@ -61,13 +60,7 @@ struct ProxyTrafficTests {
         defer { proxy.stop() }
         let base = try await Backend.inProcess.baseURL()
         let origin = try #require(URL(string: base)?.port)
-        let session = self.session(
-            .http(
-                host: "127.0.0.1",
-                port: proxy.port,
-                authorization: Credential(user: Self.user, password: Self.password)
-            )
-        )
+        let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
         let fileURL = try await session.download(base + "/range/300000").validate().serializingDownloadedFileURL().value
         defer { try? FileManager.default.removeItem(at: fileURL) }

@@ -21,6 +21,9 @@ enum ClientProcess {
         /// Small GETs one after another, as many as the argument says: a profile of case 1 under callgrind or
         /// perf (`KITE_BENCHMARK_CLIENT_PROCESS="gets Kite http://127.0.0.1:PORT 2000"`).
         case gets
+        /// Case 2's unit of work (64 small GETs in flight at once) repeated, as many rounds as the argument says:
+        /// a profile of case 2 (`KITE_BENCHMARK_CLIENT_PROCESS="gets64 Kite http://127.0.0.1:PORT 300"`).
+        case gets64
         /// Kite's own work per request, without a network: small GETs one after another on a `MockTransport`
         /// that answers 128 bytes at once, as many as the argument says, timed in three rounds
         /// (`KITE_BENCHMARK_CLIENT_PROCESS="pipeline Kite http://api.test 40000"`). Prints each round's time per
@@ -118,6 +121,10 @@ enum ClientProcess {
                 let count = Int(words[3]) ?? 0
                 for _ in 0..<count { try await harness.smallGet(with: client) }
                 result = .success(Int64(count))
+            case .gets64:
+                let rounds = Int(words[3]) ?? 0
+                for _ in 0..<rounds { try await harness.smallGets64(with: client) }
+                result = .success(Int64(64 * rounds))
             }
         } catch {
             result = .failure(error)

@@ -14,6 +14,11 @@ final class AHCTransport: Transport {
     private let client: HTTPClient
     /// The clients for proxied requests; `nil` when the session's proxy configuration never proxies.
     private let proxies: ProxyClients?
+    /// The same two for downloads (``BatchedBody``): the session's settings without AHC's read timeout, which
+    /// ``BatchedBody`` keeps itself so that it stops counting while the download's reader holds it back (AHC's
+    /// restarts only when bytes arrive, so a download suspended longer than the timeout failed when resumed).
+    private let batchedClient: HTTPClient
+    private let batchedProxies: ProxyClients?
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -111,6 +116,12 @@ final class AHCTransport: Transport {
         self.proxies =
             route.isDirect
             ? nil : ProxyClients(route: route, configuration: config, eventLoopGroup: Self.eventLoopGroup)
+        var batchedConfig = config
+        batchedConfig.timeout.read = nil
+        self.batchedClient = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: batchedConfig)
+        self.batchedProxies =
+            route.isDirect
+            ? nil : ProxyClients(route: route, configuration: batchedConfig, eventLoopGroup: Self.eventLoopGroup)
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
         self.defaultFields = Session.sentDefaultHeaders(for: configuration)
@@ -156,7 +167,6 @@ final class AHCTransport: Transport {
         }
         let deadline = request.deadline ?? .distantFuture
 
-        let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
         let errorAuthority = head.authority
         if request.batchesBody, pulled == nil {
             // A body bound for a file: gathered on the event loop and handed over in batches (BatchedBody).
@@ -172,13 +182,16 @@ final class AHCTransport: Transport {
             } catch {
                 throw self.kiteError(from: error, authority: errorAuthority)
             }
+            let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
+            let proxied = try self.batchedProxies?.client(scheme: scheme, authority: authority)
             let (responseHead, body) = try await self.execute(
+                on: self.batchedClient,
                 through: proxied,
                 mayResend: true,
                 pulled: nil,
                 authority: errorAuthority
             ) { client in
-                let body = BatchedBody()
+                let body = BatchedBody(idleRead: idleRead)
                 body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
                 return (try await body.head(), body)
             }
@@ -188,7 +201,9 @@ final class AHCTransport: Transport {
                 body: ByteChunks(makeNext: { reader.next })
             )
         }
+        let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
         let response = try await self.execute(
+            on: self.client,
             through: proxied,
             mayResend: request.body?.isReplayable ?? true,
             pulled: pulled,
@@ -255,8 +270,9 @@ final class AHCTransport: Transport {
     }
 
     /// Runs `attempt` (one exchange on the client for the request's route, up to its response head), once more
-    /// when the first try failed before any of the request was written.
+    /// when the first try failed before any of the request was written: on `proxied`'s client, else on `direct`.
     private func execute<Answer>(
+        on direct: HTTPClient,
         through proxied: ProxyClients.Proxied?,
         mayResend: Bool,
         pulled: NIOLockedValueBox<Bool>?,
@@ -266,7 +282,7 @@ final class AHCTransport: Transport {
         var resent = false
         while true {
             do {
-                return try await attempt(proxied?.client ?? self.client)
+                return try await attempt(proxied?.client ?? direct)
             } catch {
                 // A pooled connection the server had already closed (say, after stray bytes following a
                 // response) fails the first write with "I/O on closed channel": nothing of the request
@@ -347,6 +363,8 @@ final class AHCTransport: Transport {
         guard self.canShutDown else { return }
         do {
             try await self.proxies?.shutdown()
+            try await self.batchedProxies?.shutdown()
+            try await self.batchedClient.shutdown()
             try await self.client.shutdown()
         } catch let error as HTTPClientError where error == .alreadyShutdown {
             return
@@ -362,6 +380,8 @@ final class AHCTransport: Transport {
     func shutdownInBackground() {
         guard self.canShutDown else { return }
         self.proxies?.shutdownInBackground()
+        self.batchedProxies?.shutdownInBackground()
+        self.batchedClient.shutdown(queue: .global()) { _ in }
         self.client.shutdown(queue: .global()) { _ in }
     }
 }

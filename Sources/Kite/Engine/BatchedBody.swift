@@ -15,6 +15,11 @@ import NIOHTTP1
 /// download writes them. (Parts AHC's connection still holds when the connection closes never reach a delegate
 /// or a body stream: AHC drops them, on either API.)
 ///
+/// The idle-read timeout is kept here, not by AHC (whose client for downloads has none): it runs from the moment
+/// the request is sent, restarts with every part, and stops counting while the event loop is paused for the
+/// reader. AHC's own timer restarts only when bytes arrive, so a download whose reader was suspended for longer
+/// than the timeout failed with it when resumed, though the server had been waiting the whole time.
+///
 /// `@unchecked Sendable`: all mutable state is behind the lock (it holds the engine's errors, `any Error`).
 final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
@@ -43,6 +48,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         /// The future the event loop waits on while ``pauseBytes`` are gathered.
         var paused: EventLoopPromise<Void>?
         var handOverScheduled = false
+        /// When the engine last sent or received something, or the reader last let the event loop read on.
+        var lastActivity = NIODeadline.now()
 
         /// The first part gathered.
         mutating func takePart() -> ByteBuffer? {
@@ -58,6 +65,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
                 self.bytes <= BatchedBody.pauseBytes / 2 || self.ended || self.failure != nil
             else { return nil }
             self.paused = nil
+            // The idle-read timeout counts from here: the pause was the reader's, not the server's.
+            self.lastActivity = .now()
             return paused
         }
 
@@ -78,6 +87,12 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// The idle-read timeout; `nil` for none.
+    private let idleRead: TimeAmount?
+
+    init(idleRead: TimeAmount?) {
+        self.idleRead = idleRead
+    }
 
     /// Hands over the engine's task, which ``cancel()`` cancels.
     func attach(_ task: HTTPClient.Task<Void>) {
@@ -138,8 +153,34 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     // MARK: The engine's side, on the event loop
 
+    func didSendRequest(task: HTTPClient.Task<Void>) {
+        guard let idleRead else { return }
+        self.state.withLockedValue { $0.lastActivity = .now() }
+        let eventLoop = task.eventLoop
+        eventLoop.scheduleTask(in: idleRead) { self.checkIdleRead(task: task, timeout: idleRead) }
+    }
+
+    /// Fails the exchange with AHC's read timeout when nothing arrived for `timeout` while the event loop was
+    /// reading; else checks again when the timeout would be due.
+    private func checkIdleRead(task: HTTPClient.Task<Void>, timeout: TimeAmount) {
+        let (expired, nextCheck) = self.state.withLockedValue { state -> (Bool, NIODeadline?) in
+            guard !state.ended, state.failure == nil else { return (false, nil) }
+            let now = NIODeadline.now()
+            // Held back by the reader: not idle.
+            if state.paused != nil { return (false, now + timeout) }
+            let due = state.lastActivity + timeout
+            return due <= now ? (true, nil) : (false, due)
+        }
+        if expired {
+            task.fail(reason: HTTPClientError.readTimeout)
+        } else if let nextCheck {
+            task.eventLoop.scheduleTask(deadline: nextCheck) { self.checkIdleRead(task: task, timeout: timeout) }
+        }
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let waiter = self.state.withLockedValue { state in
+            state.lastActivity = .now()
             state.head = head
             defer { state.headWaiter = nil }
             return state.headWaiter
@@ -153,6 +194,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             state -> (Wake?, Bool, EventLoopFuture<Void>?) in
             state.parts.append(buffer)
             state.bytes += buffer.readableBytes
+            state.lastActivity = .now()
             var wake: Wake?
             var schedule = false
             if state.bodyWaiter != nil {

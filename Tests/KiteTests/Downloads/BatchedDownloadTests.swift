@@ -56,6 +56,38 @@ import Testing
         #expect(try SystemFile.status(ofPath: fileURL.path).get().size == Int64(size))
     }
 
+    @Test func aDownloadSuspendedLongerThanTheIdleReadTimeoutCompletesWhenResumed() async throws {
+        let key = UUID().uuidString
+        let size = 16 << 20
+        let idleRead = Duration.milliseconds(300)
+        try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = idleRead }) { session in
+            let url = try await FaultServer.url("/huge-body?size=\(size)&id=\(key)")
+            let request = session.download(url)
+            let progress = request.downloadProgress()
+            let task = request.serializingDownloadedFileURL()
+            for await value in progress where value.completedBytes > 0 { break }
+            request.suspend()
+            let suspended = ContinuousClock.now
+            // Until the server can send no more (its count stops growing between two polls, at most 100), and
+            // then for the rest of five idle-read timeouts: the engine reads nothing all that time.
+            var sent = -1
+            for _ in 0..<100 {
+                let now = try await Self.sent(key)
+                if now == sent { break }
+                sent = now
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(sent < size, "the whole body was sent before the engine paused: nothing was held back")
+            let held = suspended.duration(to: .now)
+            if held < idleRead * 5 { try await Task.sleep(for: idleRead * 5 - held) }
+            request.resume()
+            let response = await task.response
+            let fileURL = try #require(response.value, "\(String(describing: response.error))")
+            defer { try? FileManager.default.removeItem(at: fileURL) }
+            #expect(try SystemFile.status(ofPath: fileURL.path).get().size == Int64(size))
+        }
+    }
+
     @Test func aServerSilentBeforeTheHeadHitsTheIdleReadTimeout() async throws {
         try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = .milliseconds(300) }) { session in
             let url = try await FaultServer.url("/silence")

@@ -88,6 +88,32 @@ import Testing
         }
     }
 
+    @Test func aServerSilentAfterASuspensionStillHitsTheIdleReadTimeout() async throws {
+        let idleRead = Duration.milliseconds(300)
+        try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = idleRead }) { session in
+            // 6 MB of 12 MB, then silence: more than the engine gathers before it pauses (2 MiB).
+            let url = try await FaultServer.url("/close-after?bytes=6000000&length=12000000&mode=stall&max_s=20")
+            let request = session.download(url)
+            let progress = request.downloadProgress()
+            let task = request.serializingDownloadedFileURL()
+            for await value in progress where value.completedBytes > 0 { break }
+            request.suspend()
+            // Held back for five idle-read timeouts, which do not count; the silence after the resume does.
+            try await Task.sleep(for: idleRead * 5)
+            let resumed = ContinuousClock.now
+            request.resume()
+            let response = await task.response
+            #expect(response.error?.code == .timedOut, "\(String(describing: response.error))")
+            #expect(response.error?.timeout == .idleRead)
+            #expect(resumed.duration(to: .now) < .seconds(10), "the timeout fired long after the silence began")
+            let partialURL = try #require(request.download.withLockedValue { $0.partialURL })
+            let file = try Data(contentsOf: partialURL)
+            #expect(file.count > 0 && file.count <= 6_000_000)
+            #expect(file == FaultInjectionTests.deterministicBody(file.count), "the bytes on disk are the body's start")
+            #expect(response.resumeData != nil)
+        }
+    }
+
     @Test func aServerSilentBeforeTheHeadHitsTheIdleReadTimeout() async throws {
         try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = .milliseconds(300) }) { session in
             let url = try await FaultServer.url("/silence")

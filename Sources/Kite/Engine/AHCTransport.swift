@@ -14,9 +14,10 @@ final class AHCTransport: Transport {
     private let client: HTTPClient
     /// The clients for proxied requests; `nil` when the session's proxy configuration never proxies.
     private let proxies: ProxyClients?
-    /// The same two for downloads (``BatchedBody``): the session's settings without AHC's read timeout, which
-    /// ``BatchedBody`` keeps itself so that it stops counting while the download's reader holds it back (AHC's
-    /// restarts only when bytes arrive, so a download suspended longer than the timeout failed when resumed).
+    /// The same two for downloads and streams (``BatchedBody``): the session's settings without AHC's read
+    /// timeout, which ``BatchedBody`` keeps itself so that it stops counting while the reader holds the body back
+    /// (AHC's restarts only when bytes arrive, so a download suspended longer than the timeout failed when
+    /// resumed).
     private let batchedClient: HTTPClient
     private let batchedProxies: ProxyClients?
     /// Tells requests which connection served them, when the session collects connection metrics.
@@ -168,8 +169,8 @@ final class AHCTransport: Transport {
         let deadline = request.deadline ?? .distantFuture
 
         let errorAuthority = head.authority
-        if request.batchesBody, pulled == nil {
-            // A body bound for a file: gathered on the event loop and handed over in batches (BatchedBody).
+        if case .gathered(let batched) = request.bodyDelivery, pulled == nil {
+            // A body bound for a file or a stream: gathered on the event loop (BatchedBody).
             let engineRequest: HTTPClient.Request
             do {
                 engineRequest = try HTTPClient.Request(
@@ -191,7 +192,10 @@ final class AHCTransport: Transport {
                 pulled: nil,
                 authority: errorAuthority
             ) { client in
-                let body = BatchedBody(idleRead: idleRead)
+                let body = BatchedBody(
+                    idleRead: idleRead,
+                    handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil
+                )
                 body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
                 return (try await body.head(), body)
             }

@@ -3,22 +3,23 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
-/// A response body gathered on the event loop and handed to the reading task in batches: the engine side of a
-/// download to a file.
+/// A response body gathered on the event loop and handed to the reading task: the engine side of a download to a
+/// file (in batches) and of a stream (part by part).
 ///
 /// AHC's async API hands a body over one socket read at a time (its stream buffers a single element), so
 /// every read wakes the reading task on another thread and the event loop waits for it before reading on:
 /// a 1 GiB download made 13,000 to 20,000 context switches. Through AHC's delegate API the event loop keeps
-/// reading into this buffer and wakes the task when ``handOverBytes`` have gathered, when the body ends or
-/// fails, or ``handOverDelay`` after the first part it holds; it stops reading (its future) at
-/// ``pauseBytes``. Parts that reached this buffer before a failure are handed over before the failure, so a
-/// download writes them. (Parts AHC's connection still holds when the connection closes never reach a delegate
-/// or a body stream: AHC drops them, on either API.)
+/// reading into this buffer. For a download it wakes the task when ``handOverBytes`` have gathered, when the
+/// body ends or fails, or ``batchedHandOverDelay`` after the first part it holds; for a stream, with each part.
+/// It stops reading (its future) at ``pauseBytes``. Parts that reached this buffer before a failure are handed
+/// over before the failure, so a download writes them. (Parts AHC's connection still holds when the connection
+/// closes never reach a delegate or a body stream: AHC drops them, on either API.)
 ///
-/// The idle-read timeout is kept here, not by AHC (whose client for downloads has none): it runs from the moment
-/// the request is sent, restarts with every part, and stops counting while the event loop is paused for the
-/// reader. AHC's own timer restarts only when bytes arrive, so a download whose reader was suspended for longer
-/// than the timeout failed with it when resumed, though the server had been waiting the whole time.
+/// The idle-read timeout is kept here, not by AHC (whose clients for these bodies have none): it runs from the
+/// moment the request is sent, restarts with every part, and stops counting while the event loop is paused for
+/// the reader. AHC's own timer restarts only when bytes arrive, so a download or stream whose reader was
+/// suspended for longer than the timeout failed with it when resumed, though the server had been waiting the
+/// whole time.
 ///
 /// `@unchecked Sendable`: all mutable state is behind the lock (it holds the engine's errors, `any Error`).
 final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
@@ -26,8 +27,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Gathered bytes that wake a waiting reader at once.
     static let handOverBytes = 512 << 10
-    /// How long a waiting reader waits for ``handOverBytes`` before it gets what is there.
-    static let handOverDelay = TimeAmount.milliseconds(1)
+    /// How long a download's waiting reader waits for ``handOverBytes`` before it gets what is there.
+    static let batchedHandOverDelay = TimeAmount.milliseconds(1)
     /// Gathered bytes at which the event loop stops reading until the reader has taken half.
     static let pauseBytes = 2 << 20
 
@@ -89,9 +90,12 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     private let state = NIOLockedValueBox(State())
     /// The idle-read timeout; `nil` for none.
     private let idleRead: TimeAmount?
+    /// How long a waiting reader waits for more than one part; `nil` wakes it with each part at once.
+    private let handOverDelay: TimeAmount?
 
-    init(idleRead: TimeAmount?) {
+    init(idleRead: TimeAmount?, handOverDelay: TimeAmount?) {
         self.idleRead = idleRead
+        self.handOverDelay = handOverDelay
     }
 
     /// Hands over the engine's task, which ``cancel()`` cancels.
@@ -199,7 +203,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             var schedule = false
             if state.bodyWaiter != nil {
                 // A waiting reader took everything, so nothing is paused here.
-                if state.bytes >= Self.handOverBytes {
+                if state.bytes >= Self.handOverBytes || self.handOverDelay == nil {
                     wake = state.wakeReader()
                 } else if !state.handOverScheduled {
                     state.handOverScheduled = true
@@ -212,8 +216,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             return (wake, schedule, paused.futureResult)
         }
         if let (waiter, answer) = wake { waiter.resume(with: answer) }
-        if scheduleHandOver {
-            task.eventLoop.scheduleTask(in: Self.handOverDelay) { self.handOverWhatIsThere() }
+        if scheduleHandOver, let handOverDelay {
+            task.eventLoop.scheduleTask(in: handOverDelay) { self.handOverWhatIsThere() }
         }
         return pause ?? task.eventLoop.makeSucceededVoidFuture()
     }

@@ -26,9 +26,19 @@ struct TransportRequest: Sendable {
     var body: TransportRequestBody?
     /// When the whole exchange must be over.
     var deadline: NIODeadline?
-    /// Whether the body goes to a file, read in bulk: the engine may gather it on its event loop and hand it
-    /// over in batches, rather than one socket read at a time (see `BatchedBody`).
-    var batchesBody = false
+    /// How the engine hands the response body over.
+    var bodyDelivery = BodyDelivery.asRead
+}
+
+/// How the engine hands a response body to the pipeline.
+enum BodyDelivery: Sendable, Equatable {
+    /// As the engine reads it, one socket read at a time: a body read once and whole (data requests).
+    case asRead
+    /// Gathered on the engine's event loop, which stops reading while the reader holds back; the idle-read
+    /// timeout does not count that pause (see `BatchedBody`). `batched`: a waiting reader gets what gathered at
+    /// 512 KiB, at the end, or 1 ms after the first part (a body bound for a file); otherwise each part at once
+    /// (a stream, whose consumer sees every part as soon as it arrives).
+    case gathered(batched: Bool)
 }
 
 /// A request body as the engine pulls it.

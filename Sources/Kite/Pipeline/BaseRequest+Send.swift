@@ -24,7 +24,7 @@ extension BaseRequest {
                     head: self.prepared(hop.head, cookies: run.handlesCookies),
                     body: hop.body,
                     deadline: run.deadline,
-                    batchesBody: self.batchesResponseBody
+                    bodyDelivery: self.responseBodyDelivery
                 )
             )
             if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }

@@ -392,9 +392,9 @@ public class BaseRequest: @unchecked Sendable {
         outcome
     }
 
-    /// Whether ``receiveBody(_:into:counter:)`` reads the body in bulk (into a file), so the engine may hand it
-    /// over in batches rather than one socket read at a time.
-    var batchesResponseBody: Bool { false }
+    /// How the engine hands over the body ``receiveBody(_:into:counter:)`` reads: as it reads it, unless a kind
+    /// of request reads it in bulk (into a file) or for long (a stream).
+    var responseBodyDelivery: BodyDelivery { .asRead }
 
     /// Reads the response body into `outcome`; overridden by each kind of request.
     func receiveBody(

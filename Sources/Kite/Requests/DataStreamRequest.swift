@@ -75,6 +75,10 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     /// A stream that delivered bytes is not retried: its consumers would see them twice.
     override var canRetry: Bool { !self.deliveredBody }
 
+    /// Each part as it arrives, with the engine paused (and the idle-read timeout not counting) while the
+    /// consumers hold the stream back, so a suspended or slow consumer does not time the stream out.
+    override var responseBodyDelivery: BodyDelivery { .gathered(batched: false) }
+
     override func receiveBody(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,

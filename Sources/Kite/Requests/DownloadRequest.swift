@@ -118,7 +118,7 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
     }
 
     /// The body goes to a file in batches of a megabyte (``BatchedFileWriter``).
-    override var batchesResponseBody: Bool { true }
+    override var responseBodyDelivery: BodyDelivery { .gathered(batched: true) }
 
     override func receiveBody(
         _ response: TransportResponse,

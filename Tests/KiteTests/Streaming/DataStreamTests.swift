@@ -65,6 +65,24 @@ import Testing
         #expect(total > 0)
     }
 
+    /// A consumer that holds the stream back (suspended, or not reading) for longer than the idle-read timeout:
+    /// the engine stops reading meanwhile, and the timeout does not count that pause.
+    @Test(arguments: [true, false])
+    func aStreamHeldBackLongerThanTheIdleReadTimeoutCompletes(suspends: Bool) async throws {
+        let idleRead = Duration.milliseconds(300)
+        try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = idleRead }) { session in
+            let size = 16 << 20
+            let request = session.streamRequest(try await FaultServer.url("/huge-body?size=\(size)"))
+            var iterator = request.streamingData().makeAsyncIterator()
+            var total = try #require(try await iterator.next()).count
+            if suspends { request.suspend() }
+            try await Task.sleep(for: idleRead * 5)
+            if suspends { request.resume() }
+            while let chunk = try await iterator.next() { total += chunk.count }
+            #expect(total == size)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func aFailedValidationDeliversNoBody(backend: Backend) async throws {
         let url = try await backend.url("/status/500")

@@ -51,6 +51,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         var handOverScheduled = false
         /// When the engine last sent or received something, or the reader last let the event loop read on.
         var lastActivity = NIODeadline.now()
+        /// The next idle-read check, cancelled at the end so that it does not keep this body alive.
+        var idleCheck: Scheduled<Void>?
 
         /// The first part gathered.
         mutating func takePart() -> ByteBuffer? {
@@ -159,15 +161,28 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
         guard let idleRead else { return }
-        self.state.withLockedValue { $0.lastActivity = .now() }
-        let eventLoop = task.eventLoop
-        eventLoop.scheduleTask(in: idleRead) { self.checkIdleRead(task: task, timeout: idleRead) }
+        let now = NIODeadline.now()
+        let over = self.state.withLockedValue { state in
+            state.lastActivity = now
+            return state.ended || state.failure != nil
+        }
+        if !over { self.scheduleIdleCheck(task: task, timeout: idleRead, at: now + idleRead) }
+    }
+
+    /// Schedules ``checkIdleRead(task:timeout:)``. On the event loop, as every delegate call and the end are, so
+    /// the end cannot come between scheduling the check and storing it.
+    private func scheduleIdleCheck(task: HTTPClient.Task<Void>, timeout: TimeAmount, at deadline: NIODeadline) {
+        let check = task.eventLoop.scheduleTask(deadline: deadline) {
+            self.checkIdleRead(task: task, timeout: timeout)
+        }
+        self.state.withLockedValue { $0.idleCheck = check }
     }
 
     /// Fails the exchange with AHC's read timeout when nothing arrived for `timeout` while the event loop was
     /// reading; else checks again when the timeout would be due.
     private func checkIdleRead(task: HTTPClient.Task<Void>, timeout: TimeAmount) {
         let (expired, nextCheck) = self.state.withLockedValue { state -> (Bool, NIODeadline?) in
+            state.idleCheck = nil
             guard !state.ended, state.failure == nil else { return (false, nil) }
             let now = NIODeadline.now()
             // Held back by the reader: not idle.
@@ -178,7 +193,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         if expired {
             task.fail(reason: HTTPClientError.readTimeout)
         } else if let nextCheck {
-            task.eventLoop.scheduleTask(deadline: nextCheck) { self.checkIdleRead(task: task, timeout: timeout) }
+            self.scheduleIdleCheck(task: task, timeout: timeout, at: nextCheck)
         }
     }
 
@@ -241,7 +256,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// The end or the failure: wakes whoever waits (a reader still gets the parts that arrived first).
     private func finish(failure: (any Error)?) {
-        let (headWaiter, bodyWaiter, paused) = self.state.withLockedValue { state in
+        let (headWaiter, bodyWaiter, paused, idleCheck) = self.state.withLockedValue { state in
             if let failure {
                 state.failure = failure
             } else {
@@ -251,8 +266,10 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             let headWaiter = state.headWaiter
             state.headWaiter = nil
             let bodyWaiter = state.wakeReader()
-            return (headWaiter, bodyWaiter, state.release())
+            defer { state.idleCheck = nil }
+            return (headWaiter, bodyWaiter, state.release(), state.idleCheck)
         }
+        idleCheck?.cancel()
         if let headWaiter {
             headWaiter.resume(throwing: failure ?? HTTPClientError.remoteConnectionClosed)
         }

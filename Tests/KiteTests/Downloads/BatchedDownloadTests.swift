@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOPosix
 import Testing
 
 @testable import Kite
@@ -171,5 +173,37 @@ import Testing
         #expect(total == size)
         #expect(largest > 64 << 10, "the largest read was \(largest) bytes")
         #expect(largest <= 256 << 10)
+    }
+}
+
+/// `BatchedBody` on its own, against the in-process server.
+@Suite struct BatchedBodyTests {
+    /// The idle-read check is cancelled at the end: a finished body is not kept alive (with its engine task)
+    /// until the check would have been due, a minute later by default.
+    @Test func theIdleReadCheckEndsWithTheBody() async throws {
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let url = try await Backend.inProcess.url("/bytes/1000")
+        weak var released: BatchedBody?
+        var task: HTTPClient.Task<Void>?
+        do {
+            let body = BatchedBody(idleRead: .seconds(60), handOverDelay: nil)
+            released = body
+            let engineTask = client.execute(request: try HTTPClient.Request(url: url), delegate: body)
+            body.attach(engineTask)
+            task = engineTask
+            #expect(try await body.head().status == .ok)
+            var total = 0
+            while let part = try await body.next() { total += part.readableBytes }
+            #expect(total == 1000)
+        }
+        try await task?.futureResult.get()
+        let eventLoop = try #require(task?.eventLoop)
+        task = nil
+        // A few event-loop ticks for the engine to let go of its delegate (at most 100).
+        for _ in 0..<100 where released != nil {
+            try await eventLoop.submit {}.get()
+        }
+        #expect(released == nil, "the body outlived its exchange")
+        try await client.shutdown()
     }
 }

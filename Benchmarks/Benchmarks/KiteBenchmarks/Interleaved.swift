@@ -64,8 +64,7 @@ enum Interleaved {
             kite.append(100 * (rates[.kite] ?? 0) / ahc)
             inTask.append(100 * (rates[.ahcInTask] ?? 0) / ahc)
         }
-        func median(_ values: [Double]) -> Int { Int(values.sorted()[values.count / 2].rounded()) }
-        return (median(kite), median(inTask))
+        return (Self.median(kite), Self.median(inTask))
     }
 
     /// Runs `body` with new clients (Kite, raw AHC) against `server`'s server, and stops them after.
@@ -147,8 +146,12 @@ enum Interleaved {
             ofAHC.append(100 * (seconds["AHC"] ?? 0) / kite)
             ofCurl.append(100 * (seconds["curl"] ?? 0) / kite)
         }
-        func median(_ values: [Double]) -> Int { Int(values.sorted()[values.count / 2].rounded()) }
-        return (median(ofAHC), median(ofCurl))
+        return (Self.median(ofAHC), Self.median(ofCurl))
+    }
+
+    /// The median of a round's ratios, as a whole percentage.
+    private static func median(_ values: [Double]) -> Int {
+        Int(values.sorted()[values.count / 2].rounded())
     }
 
     /// Registers the interleaved cases: 1 and 2, each with the server in another process and in-process, and

@@ -3,6 +3,37 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+/// One set of engine clients with the same settings: one for direct requests, and one per proxy server the
+/// session's route uses (``ProxyClients``, made on first use).
+struct EngineClients: Sendable {
+    let direct: HTTPClient
+    /// `nil` when the session's proxy configuration never proxies.
+    private let proxies: ProxyClients?
+
+    init(configuration: HTTPClient.Configuration, route: ProxyRoute, eventLoopGroup: any EventLoopGroup) {
+        self.direct = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        self.proxies =
+            route.isDirect
+            ? nil : ProxyClients(route: route, configuration: configuration, eventLoopGroup: eventLoopGroup)
+    }
+
+    /// The proxy and its client for a request to `scheme://authority`, or `nil` when it goes direct.
+    func proxied(scheme: String, authority: String) throws(KiteError) -> ProxyClients.Proxied? {
+        try self.proxies?.client(scheme: scheme, authority: authority)
+    }
+
+    /// Shuts the proxy clients down, then the direct one.
+    func shutdown() async throws {
+        try await self.proxies?.shutdown()
+        try await self.direct.shutdown()
+    }
+
+    func shutdownInBackground() {
+        self.proxies?.shutdownInBackground()
+        self.direct.shutdown(queue: .global()) { _ in }
+    }
+}
+
 /// The engine's clients for proxied requests: async-http-client takes its proxy per client, not per request,
 /// so each proxy server a session uses gets a client of its own, made on first use with the session's settings
 /// and the same event loops. A session whose ``ProxyRoute`` never proxies has none of this.

@@ -10,16 +10,13 @@ import Tracing
 
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
-    /// The client for direct requests.
-    private let client: HTTPClient
-    /// The clients for proxied requests; `nil` when the session's proxy configuration never proxies.
-    private let proxies: ProxyClients?
-    /// The same two for downloads and streams (``BatchedBody``): the session's settings without AHC's read
+    /// The clients for requests whose body the engine hands over as it reads it.
+    private let clients: EngineClients
+    /// The clients for downloads and streams (``BatchedBody``): the session's settings without AHC's read
     /// timeout, which ``BatchedBody`` keeps itself so that it stops counting while the reader holds the body back
     /// (AHC's restarts only when bytes arrive, so a download suspended longer than the timeout failed when
     /// resumed).
-    private let batchedClient: HTTPClient
-    private let batchedProxies: ProxyClients?
+    private let batchedClients: EngineClients
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -112,17 +109,15 @@ final class AHCTransport: Transport {
         )
         config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
         config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
-        self.client = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: config)
         let route = ProxyRoute(configuration.proxy)
-        self.proxies =
-            route.isDirect
-            ? nil : ProxyClients(route: route, configuration: config, eventLoopGroup: Self.eventLoopGroup)
+        self.clients = EngineClients(configuration: config, route: route, eventLoopGroup: Self.eventLoopGroup)
         var batchedConfig = config
         batchedConfig.timeout.read = nil
-        self.batchedClient = HTTPClient(eventLoopGroup: Self.eventLoopGroup, configuration: batchedConfig)
-        self.batchedProxies =
-            route.isDirect
-            ? nil : ProxyClients(route: route, configuration: batchedConfig, eventLoopGroup: Self.eventLoopGroup)
+        self.batchedClients = EngineClients(
+            configuration: batchedConfig,
+            route: route,
+            eventLoopGroup: Self.eventLoopGroup
+        )
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
         self.defaultFields = Session.sentDefaultHeaders(for: configuration)
@@ -184,9 +179,9 @@ final class AHCTransport: Transport {
                 throw self.kiteError(from: error, authority: errorAuthority)
             }
             let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
-            let proxied = try self.batchedProxies?.client(scheme: scheme, authority: authority)
+            let proxied = try self.batchedClients.proxied(scheme: scheme, authority: authority)
             let (responseHead, body) = try await self.execute(
-                on: self.batchedClient,
+                on: self.batchedClients.direct,
                 through: proxied,
                 mayResend: true,
                 pulled: nil,
@@ -205,9 +200,9 @@ final class AHCTransport: Transport {
                 body: ByteChunks(makeNext: { reader.next })
             )
         }
-        let proxied = try self.proxies?.client(scheme: scheme, authority: authority)
+        let proxied = try self.clients.proxied(scheme: scheme, authority: authority)
         let response = try await self.execute(
-            on: self.client,
+            on: self.clients.direct,
             through: proxied,
             mayResend: request.body?.isReplayable ?? true,
             pulled: pulled,
@@ -366,10 +361,8 @@ final class AHCTransport: Transport {
     func shutdown() async throws(KiteError) {
         guard self.canShutDown else { return }
         do {
-            try await self.proxies?.shutdown()
-            try await self.batchedProxies?.shutdown()
-            try await self.batchedClient.shutdown()
-            try await self.client.shutdown()
+            try await self.batchedClients.shutdown()
+            try await self.clients.shutdown()
         } catch let error as HTTPClientError where error == .alreadyShutdown {
             return
         } catch {
@@ -383,10 +376,8 @@ final class AHCTransport: Transport {
 
     func shutdownInBackground() {
         guard self.canShutDown else { return }
-        self.proxies?.shutdownInBackground()
-        self.batchedProxies?.shutdownInBackground()
-        self.batchedClient.shutdown(queue: .global()) { _ in }
-        self.client.shutdown(queue: .global()) { _ in }
+        self.batchedClients.shutdownInBackground()
+        self.clients.shutdownInBackground()
     }
 }
 

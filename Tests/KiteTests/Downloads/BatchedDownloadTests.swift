@@ -35,19 +35,8 @@ import Testing
         let key = UUID().uuidString
         let size = 64 << 20
         let url = try await FaultServer.url("/huge-body?size=\(size)&id=\(key)")
-        let request = Session.default.download(url)
-        let progress = request.downloadProgress()
-        let task = request.serializingDownloadedFileURL()
-        for await value in progress where value.completedBytes > 0 { break }
-        request.suspend()
-        // Until the server can send no more: its count stops growing between two polls (at most 100).
-        var sent = -1
-        for _ in 0..<100 {
-            let now = try await Self.sent(key)
-            if now == sent { break }
-            sent = now
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let (request, task) = await Self.suspendedAfterItsFirstBytes(Session.default.download(url))
+        let sent = try await Self.sentOnceTheServerStops(key)
         // In flight at most: what the engine gathers before it pauses (2 MiB), the file writer's two batches
         // (1 MiB each) and the kernel's buffers at both ends of a loopback connection (a few MiB each).
         #expect(sent > 0)
@@ -64,21 +53,11 @@ import Testing
         let idleRead = Duration.milliseconds(300)
         try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = idleRead }) { session in
             let url = try await FaultServer.url("/huge-body?size=\(size)&id=\(key)")
-            let request = session.download(url)
-            let progress = request.downloadProgress()
-            let task = request.serializingDownloadedFileURL()
-            for await value in progress where value.completedBytes > 0 { break }
-            request.suspend()
+            let (request, task) = await Self.suspendedAfterItsFirstBytes(session.download(url))
             let suspended = ContinuousClock.now
-            // Until the server can send no more (its count stops growing between two polls, at most 100), and
-            // then for the rest of five idle-read timeouts: the engine reads nothing all that time.
-            var sent = -1
-            for _ in 0..<100 {
-                let now = try await Self.sent(key)
-                if now == sent { break }
-                sent = now
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            // Until the server can send no more, and then for the rest of five idle-read timeouts: the engine
+            // reads nothing all that time.
+            let sent = try await Self.sentOnceTheServerStops(key)
             #expect(sent < size, "the whole body was sent before the engine paused: nothing was held back")
             let held = suspended.duration(to: .now)
             if held < idleRead * 5 { try await Task.sleep(for: idleRead * 5 - held) }
@@ -95,11 +74,7 @@ import Testing
         try await FaultInjectionTests.withSession(.with { $0.timeouts.idleRead = idleRead }) { session in
             // 6 MB of 12 MB, then silence: more than the engine gathers before it pauses (2 MiB).
             let url = try await FaultServer.url("/close-after?bytes=6000000&length=12000000&mode=stall&max_s=20")
-            let request = session.download(url)
-            let progress = request.downloadProgress()
-            let task = request.serializingDownloadedFileURL()
-            for await value in progress where value.completedBytes > 0 { break }
-            request.suspend()
+            let (request, task) = await Self.suspendedAfterItsFirstBytes(session.download(url))
             // Held back for five idle-read timeouts, which do not count; the silence after the resume does.
             try await Task.sleep(for: idleRead * 5)
             let resumed = ContinuousClock.now
@@ -149,6 +124,30 @@ import Testing
         defer { try? FileManager.default.removeItem(at: fileURL) }
         #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(100_000))
         #expect(response.response?.status.code == 200)
+    }
+
+    /// Starts `request` and suspends it once its first bytes have arrived.
+    private static func suspendedAfterItsFirstBytes(
+        _ request: DownloadRequest
+    ) async -> (DownloadRequest, DownloadTask<URL>) {
+        let progress = request.downloadProgress()
+        let task = request.serializingDownloadedFileURL()
+        for await value in progress where value.completedBytes > 0 { break }
+        request.suspend()
+        return (request, task)
+    }
+
+    /// What the fault server's `/huge-body?id=key` has sent once it can send no more: when its count stops
+    /// growing between two polls (at most 100).
+    private static func sentOnceTheServerStops(_ key: String) async throws -> Int {
+        var sent = -1
+        for _ in 0..<100 {
+            let now = try await Self.sent(key)
+            if now == sent { break }
+            sent = now
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return sent
     }
 
     /// What the fault server's `/huge-body?id=key` has sent so far.

@@ -45,6 +45,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         var bytes = 0
         var ended = false
         var failure: (any Error)?
+        /// The exchange has ended or failed.
+        var isOver: Bool { self.ended || self.failure != nil }
         var bodyWaiter: CheckedContinuation<ByteBuffer?, any Error>?
         /// The future the event loop waits on while ``pauseBytes`` are gathered.
         var paused: EventLoopPromise<Void>?
@@ -65,7 +67,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         /// the exchange is over).
         mutating func release() -> EventLoopPromise<Void>? {
             guard let paused = self.paused,
-                self.bytes <= BatchedBody.pauseBytes / 2 || self.ended || self.failure != nil
+                self.bytes <= BatchedBody.pauseBytes / 2 || self.isOver
             else { return nil }
             self.paused = nil
             // The idle-read timeout counts from here: the pause was the reader's, not the server's.
@@ -104,7 +106,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     func attach(_ task: HTTPClient.Task<Void>) {
         let cancelled = self.state.withLockedValue { state in
             // Kept only while the exchange runs: the engine holds this delegate until then.
-            if !state.ended, state.failure == nil { state.task = task }
+            if !state.isOver { state.task = task }
             return state.cancelled
         }
         if cancelled { task.cancel() }
@@ -114,7 +116,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     func cancel() {
         let task = self.state.withLockedValue { state -> HTTPClient.Task<Void>? in
             state.cancelled = true
-            return state.ended || state.failure != nil ? nil : state.task
+            return state.isOver ? nil : state.task
         }
         task?.cancel()
     }
@@ -164,7 +166,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         let now = NIODeadline.now()
         let over = self.state.withLockedValue { state in
             state.lastActivity = now
-            return state.ended || state.failure != nil
+            return state.isOver
         }
         if !over { self.scheduleIdleCheck(task: task, timeout: idleRead, at: now + idleRead) }
     }
@@ -183,7 +185,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     private func checkIdleRead(task: HTTPClient.Task<Void>, timeout: TimeAmount) {
         let (expired, nextCheck) = self.state.withLockedValue { state -> (Bool, NIODeadline?) in
             state.idleCheck = nil
-            guard !state.ended, state.failure == nil else { return (false, nil) }
+            guard !state.isOver else { return (false, nil) }
             let now = NIODeadline.now()
             // Held back by the reader: not idle.
             if state.paused != nil { return (false, now + timeout) }

@@ -6,7 +6,7 @@ extension BaseRequest {
     /// adapter throws ends the attempt with `requestAdaptationFailed` carrying it (retriers are asked next).
     func adapt(_ head: HTTPRequest, run: PipelineRun) async throws(KiteError) -> HTTPRequest {
         guard let extensions = run.extensions, extensions.hasInterceptors else { return head }
-        self.storage.withLockedValue { $0.machine.enter(.adapt) }
+        self.machine.withLockedValue { $0.enter(.adapt) }
         let state = RequestAdapterState(request: self)
         var adapted = head
         do {
@@ -22,10 +22,10 @@ extension BaseRequest {
                 message: "the request adapter failed: \((error as? KiteError)?.message ?? "\(error)")",
                 underlyingError: error
             )
-            self.session.eventMonitor?.request(self, didFailToAdaptRequest: head, withError: failure)
+            self.context.eventMonitor?.request(self, didFailToAdaptRequest: head, withError: failure)
             throw failure
         }
-        self.session.eventMonitor?.request(self, didAdaptInitialRequest: head, to: adapted)
+        self.context.eventMonitor?.request(self, didAdaptInitialRequest: head, to: adapted)
         try await self.checkpoint()
         return adapted
     }

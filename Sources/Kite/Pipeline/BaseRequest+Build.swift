@@ -8,25 +8,26 @@ extension BaseRequest {
     /// spans every attempt.
     func build(_ draft: RequestDraft, run: inout PipelineRun) throws(KiteError) -> HTTPRequest {
         var head = try draft.makeHTTPRequest()
-        head.headerFields = self.session.headerFields(for: head.headerFields)
-        self.session.telemetry?.inject(into: &head, for: self)
+        head.headerFields = self.context.headerFields(for: head.headerFields)
+        self.context.telemetry?.inject(into: &head, for: self)
         guard !run.prepared else { return head }
         run.prepared = true
-        run.handlesCookies = draft.httpShouldHandleCookies && self.session.cookieJar != nil
+        run.handlesCookies = draft.httpShouldHandleCookies && self.context.cookieJar != nil
 
-        let (interceptor, redirectHandler, credential) = self.storage.withLockedValue {
-            ($0.interceptor, $0.redirectHandler, $0.credential)
+        let (interceptor, redirectHandler, credential) = self.machine.withLockedValue {
+            ($0.record.interceptor, $0.record.redirectHandler, $0.record.credential)
         }
         run.extensions = PipelineExtensions.make(
-            sessionInterceptor: self.session.interceptor,
+            sessionInterceptor: self.context.interceptor,
             requestInterceptor: interceptor,
-            redirectHandler: redirectHandler ?? self.session.redirectHandler,
+            redirectHandler: redirectHandler ?? self.context.redirectHandler,
             credential: credential
         )
-        if let total = draft.timeout ?? self.session.configuration.timeouts.total {
+        if let total = draft.timeout ?? self.context.totalTimeout {
             run.deadline = run.start + TimeAmount(total)
             run.total = total
-            run.totalTimer = self.startTotalTimer(total)
+            let timer = self.startTotalTimer(total)
+            if self.machine.withLockedValue({ $0.totalTimerStarted(timer) }) { timer.cancel() }
         }
         return head
     }

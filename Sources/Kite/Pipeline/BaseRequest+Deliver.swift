@@ -7,20 +7,22 @@ extension BaseRequest {
         var outcome = pipelineOutcome
         var finalized = false
         while true {
-            let (pending, handlers) = self.storage.withLockedValue {
-                storage -> (SmallList<StoredValidator>, SmallList<StoredHandler>?) in
-                storage.machine.enter(.deliver)
-                let pending = storage.machine.takePendingValidators()
+            let (pending, finish) = self.machine.withLockedValue {
+                machine -> (SmallList<StoredValidator>, Machine.FinishAction?) in
+                let pending = machine.takePendingValidators()
                 if !pending.isEmpty { return (pending, nil) }
-                if storage.machine.state == .cancelled, outcome.error == nil {
-                    outcome.error = storage.machine.abortError ?? self.cancellationError
+                // A cancelled request never finishes as a success.
+                if outcome.error == nil, let error = machine.finishingError {
+                    outcome.error = error
                 }
                 guard finalized else { return ([], nil) }
-                return ([], storage.machine.finish(with: outcome))
+                return ([], machine.finish(with: outcome))
             }
-            if let handlers {
-                self.session.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
-                self.session.eventMonitor?.requestDidFinish(self)
+            if let finish {
+                finish.totalTimer?.cancel()
+                let handlers = finish.handlers
+                self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
+                self.context.eventMonitor?.requestDidFinish(self)
                 for handler in handlers { handler(outcome) }
                 return
             }

@@ -11,7 +11,6 @@ struct PipelineRun {
     var prepared = false
     /// When the total timeout expires: it spans every attempt.
     var deadline: NIODeadline?
-    var totalTimer: Task<Void, Never>?
     /// The total timeout, when there is one.
     var total: Duration?
     /// When the latest attempt's response head arrived.
@@ -90,7 +89,7 @@ extension BaseRequest {
     func runPipeline() async {
         var run = PipelineRun(start: .now())
         var outcome = RequestOutcome()
-        self.session.telemetry?.requestStarted(self)
+        self.context.telemetry?.requestStarted(self)
         attempts: while true {
             var body: TransportRequestBody?
             do throws(KiteError) {
@@ -101,9 +100,9 @@ extension BaseRequest {
                 try await self.checkpoint()
                 let adapted = try await self.adapt(head, run: run)
                 outcome.request = adapted
-                self.storage.withLockedValue { storage in
-                    storage.sentRequest = adapted
-                    storage.machine.enter(.send)
+                self.machine.withLockedValue { machine in
+                    machine.record.sentRequest = adapted
+                    machine.enter(.send)
                 }
                 let (response, finalHead) = try await self.send(adapted, body: body, run: &run)
                 let received = self.beginReceiving(response, for: finalHead, into: &outcome, run: &run)
@@ -122,17 +121,18 @@ extension BaseRequest {
             }
             break
         }
-        run.totalTimer?.cancel()
         let end = NIODeadline.now()
         var latency: Duration?
         if let firstByte = run.firstByte {
             latency = run.start.duration(to: firstByte)
         }
-        let (bytesSent, connection, progressStreams) = self.storage.withLockedValue {
-            ($0.bytesSent, $0.connection, $0.progress.finish())
+        // From here on the total timeout no longer stops the request: its response is complete.
+        let (bytesSent, connection, progressStreams) = self.machine.withLockedValue {
+            $0.enter(.deliver)
+            return ($0.record.bytesSent, $0.record.connection, $0.record.progress.finish())
         }
         for stream in progressStreams { stream.finish() }
-        if let connection { self.session.transport.connectionProbe?.unregister(connection) }
+        if let connection { self.context.transport.connectionProbe?.unregister(connection) }
         outcome.metrics = ResponseMetrics(
             requestStartTime: run.startDate,
             latency: latency,

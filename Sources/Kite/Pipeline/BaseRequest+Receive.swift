@@ -17,9 +17,9 @@ extension BaseRequest {
     ) -> TransportResponse {
         var response = transportResponse
         run.firstByte = .now()
-        self.storage.withLockedValue { $0.machine.enter(.receive) }
+        self.machine.withLockedValue { $0.enter(.receive) }
         outcome.response = response.head
-        if case .enabled(let maximumRatio, let ratioCheckedAfter) = self.session.configuration.decompression,
+        if let (maximumRatio, ratioCheckedAfter) = self.context.decompression,
             let format = BodyDecoder.format(of: response.head, method: finalHead.method)
         {
             response.body = BodyDecoder.decoding(

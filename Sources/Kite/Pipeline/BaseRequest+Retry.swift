@@ -39,11 +39,12 @@ extension BaseRequest {
     ) async -> RetryDecision {
         if error.code == .cancelled || self.abortError != nil { return .fail(error) }
         if let body, !body.isReplayable { return .fail(error) }
-        if !self.canRetry { return .fail(error) }
-        self.storage.withLockedValue { storage in
-            storage.lastResponse = outcome.response
-            storage.machine.enter(.retryDecision)
+        let canRetry = self.machine.withLockedValue { machine in
+            machine.record.lastResponse = outcome.response
+            machine.enter(.retryDecision)
+            return machine.canRetry
         }
+        if !canRetry { return .fail(error) }
 
         var result = RetryResult.doNotRetry
         if let session = extensions.sessionInterceptor {
@@ -52,7 +53,7 @@ extension BaseRequest {
         if case .doNotRetry = result, let request = extensions.requestInterceptor {
             result = await request.retry(self, for: self.session, dueTo: error)
         }
-        self.session.eventMonitor?.request(self, didDecideRetry: result, dueTo: error)
+        self.context.eventMonitor?.request(self, didDecideRetry: result, dueTo: error)
         switch result {
         case .doNotRetry:
             return .fail(error)
@@ -75,19 +76,19 @@ extension BaseRequest {
         } catch {
             return .fail(error)
         }
-        let (retrying, previous) = self.storage.withLockedValue { storage -> (Bool, ConnectionProbe.Record?) in
-            guard storage.machine.startRetry() else { return (false, nil) }
+        let (retrying, previous) = self.machine.withLockedValue { machine -> (Bool, ConnectionProbe.Record?) in
+            guard machine.startRetry() else { return (false, nil) }
             // The next attempt reports its own connection, or none if it sends nothing.
-            defer { storage.connection = nil }
-            return (true, storage.connection)
+            defer { machine.record.connection = nil }
+            return (true, machine.record.connection)
         }
-        if let previous { self.session.transport.connectionProbe?.unregister(previous) }
+        if let previous { self.context.transport.connectionProbe?.unregister(previous) }
         guard retrying else {
             return .fail(self.abortError ?? self.cancellationError)
         }
         await self.prepareForRetry()
-        self.session.eventMonitor?.requestIsRetrying(self)
-        self.session.telemetry?.retrying(self, after: error, resendCount: self.retryCount)
+        self.context.eventMonitor?.requestIsRetrying(self)
+        self.context.telemetry?.retrying(self, after: error, resendCount: self.retryCount)
         return .retry
     }
 }

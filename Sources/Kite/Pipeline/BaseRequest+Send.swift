@@ -19,7 +19,10 @@ extension BaseRequest {
             extensions.challenges = ChallengeAnswerer(credential: credential, origin: head)
         }
         while true {
-            let response = try await self.session.transport.send(
+            if case .bytes(let buffer) = hop.body {
+                self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
+            }
+            let response = try await self.context.transport.send(
                 TransportRequest(
                     head: self.prepared(hop.head, cookies: run.handlesCookies),
                     body: hop.body,
@@ -28,10 +31,7 @@ extension BaseRequest {
                 )
             )
             if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }
-            if case .bytes(let buffer) = hop.body {
-                self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
-            }
-            self.session.eventMonitor?.request(self, didReceiveResponse: response.head)
+            self.context.eventMonitor?.request(self, didReceiveResponse: response.head)
             let code = response.head.status.code
             let challenged = code == 401 && run.extensions?.challenges != nil
             guard challenged || Redirect.statuses.contains(code) else { return (response, hop.head) }
@@ -51,8 +51,8 @@ extension BaseRequest {
 
     /// `head` with a `Cookie` header from the session's jar for its URL, unless it has one or the jar is empty.
     private func withCookies(_ head: HTTPRequest) -> HTTPRequest {
-        if let jar = self.session.httpCookieJar, jar.isEmpty { return head }
-        guard let jar = self.session.cookieJar, head.headerFields[.cookie] == nil else { return head }
+        if let jar = self.context.httpCookieJar, jar.isEmpty { return head }
+        guard let jar = self.context.cookieJar, head.headerFields[.cookie] == nil else { return head }
         guard let url = head.url, let cookies = jar.cookieHeader(for: url) else { return head }
         var sent = head
         sent.headerFields[.cookie] = cookies
@@ -61,7 +61,7 @@ extension BaseRequest {
 
     /// Stores the cookies a response sets (a redirect's too, so they reach the next hop).
     private func storeCookies(of response: HTTPResponse, for head: HTTPRequest) {
-        guard let jar = self.session.cookieJar else { return }
+        guard let jar = self.context.cookieJar else { return }
         let values = response.headerFields[values: .setCookie]
         guard !values.isEmpty, let url = head.url else { return }
         jar.store(setCookieHeaders: values, from: url)
@@ -72,11 +72,11 @@ extension BaseRequest {
     /// reports, logs and redirects from stays untagged. (A synchronous step: the async frame stays as small as
     /// without the probe.)
     private func taggedForProbe(_ head: HTTPRequest) -> HTTPRequest {
-        guard let probe = self.session.transport.connectionProbe else { return head }
+        guard let probe = self.context.transport.connectionProbe else { return head }
         let record = probe.makeRecord()
-        let previous = self.storage.withLockedValue { storage in
-            defer { storage.connection = record }
-            return storage.connection
+        let previous = self.machine.withLockedValue { machine in
+            defer { machine.record.connection = record }
+            return machine.record.connection
         }
         if let previous { probe.unregister(previous) }
         var tagged = head
@@ -112,7 +112,7 @@ extension BaseRequest {
             next.head.headerFields[.authorization] = authorization
             return next
         }
-        let maximum = self.session.configuration.maximumRedirects
+        let maximum = self.context.maximumRedirects
         guard maximum > 0, let redirect = Redirect(following: response.head, to: hop.head) else { return nil }
         try self.check(redirect, from: hop.head, response: response.head)
         var next = redirect.head
@@ -149,8 +149,8 @@ extension BaseRequest {
                 because: "the server redirected with status \(response.head.status.code), which needs the body again"
             )
         }
-        self.session.eventMonitor?.request(self, willFollowRedirectTo: next, for: response.head)
-        self.session.telemetry?.redirecting(self, to: next, status: Int(response.head.status.code))
+        self.context.eventMonitor?.request(self, willFollowRedirectTo: next, for: response.head)
+        self.context.telemetry?.redirecting(self, to: next, status: Int(response.head.status.code))
         await Self.discard(response.body)
         return Hop(head: next, body: redirect.keepsBody ? hop.body : nil)
     }
@@ -162,7 +162,7 @@ extension BaseRequest {
         response: HTTPResponse
     ) throws(KiteError) {
         if request.scheme?.lowercased() == "https", redirect.head.scheme == "http",
-            !self.session.configuration.allowsInsecureRedirects
+            !self.context.allowsInsecureRedirects
         {
             throw KiteError(
                 code: .redirectRefused,

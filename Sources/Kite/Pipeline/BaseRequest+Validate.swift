@@ -5,9 +5,9 @@ extension BaseRequest {
     /// failure. Validators added while the request runs are checked when it is delivered.
     func validate(_ outcome: inout RequestOutcome) {
         guard outcome.error == nil, outcome.response != nil else { return }
-        let pending = self.storage.withLockedValue { storage in
-            storage.machine.enter(.validate)
-            return storage.machine.takePendingValidators()
+        let pending = self.machine.withLockedValue { machine in
+            machine.enter(.validate)
+            return machine.takePendingValidators()
         }
         for validator in pending {
             if let error = validator(outcome) {

@@ -1,12 +1,16 @@
 /// The whole lifecycle of one request as a plain value: no I/O, no locks.
 ///
-/// The owner keeps it in a lock, feeds it events and performs the returned action after unlocking
-/// (the pattern of async-http-client's `Transaction`). It holds everything that decides what happens
-/// next: the state, the pipeline's task, why the pipeline is being stopped (the abort error), the
-/// attempt number, which validators have run for the current attempt, the parked waiters and the
-/// handlers. It is generic so tests can drive it with plain values: `Waiter` is what the pipeline
-/// parks while suspended, `Handler` a response handler, `Validator` a response check, `Outcome` the
-/// request's final result.
+/// The owner keeps it in its one lock, feeds it events and performs the returned action after unlocking
+/// (the pattern of async-http-client's `Transaction+StateMachine`). Its ``State`` is an enum whose cases carry
+/// the data that exists in them: a request that has not started has no pipeline task, a running one has its
+/// task, attempt, stage and parked waiters, a stopping one also the one reason it stops for, a finished one its
+/// outcome. The handlers and validators, which every state may be given, sit beside the state; so do the
+/// request's settings and records (``RequestRecord``), which the machine owns but never decides on.
+///
+/// Every event is answered in every state (no `default:`); an event that cannot happen in a state is answered
+/// with the harmless action, never a trap. It is generic so tests drive it with plain values: `Waiter` is what
+/// the pipeline parks while suspended, `Handler` a response handler, `Validator` a response check, `Outcome`
+/// the request's final result.
 struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     /// The pipeline's stages, in the order an attempt goes through them.
     enum Stage: Int, Comparable, Sendable {
@@ -15,25 +19,117 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
         static func < (lhs: Stage, rhs: Stage) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    private(set) var state: RequestState = .initialized
-    /// Where the pipeline is; a retry goes back to ``Stage/adapt``.
-    private(set) var stage = Stage.build
-    private(set) var pipelineStarted = false
-    private(set) var outcome: Outcome?
-    private var waiters: [Waiter] = []
+    /// What exists while the pipeline runs.
+    struct Run {
+        /// The pipeline's task, once it is recorded (it is made just after the request starts).
+        var task: Task<Void, Never>?
+        /// Whether the request is paused: the pipeline parks at its next checkpoint.
+        var isSuspended = false
+        /// The pipeline's parked continuations (one per body direction at most).
+        var waiters: [Waiter] = []
+        /// Where the pipeline is; a retry goes back to ``Stage/adapt``.
+        var stage = Stage.build
+        /// How many times the request has been retried.
+        var retryCount = 0
+        /// How many of the validators have run on the current attempt's response.
+        var evaluatedValidators = 0
+        /// Whether a stream request handed body bytes to its readers: it cannot be sent again.
+        var deliveredBody = false
+        /// The total-timeout timer, spanning every attempt.
+        var totalTimer: Task<Void, Never>?
+    }
+
+    /// Why a running pipeline is being stopped.
+    struct Stop {
+        /// The error the request ends with: the first reason wins.
+        var reason: KiteError
+        /// Whether the caller (or the awaiting task) cancelled it; a timeout alone is not a cancel.
+        var isCancel: Bool
+    }
+
+    enum State {
+        /// Made, not started; `suspended` when ``suspend()`` came first (a handler then does not start it).
+        case initialized(suspended: Bool)
+        /// The pipeline runs.
+        case running(Run)
+        /// The pipeline runs but has been told to stop; it ends with the stop's reason.
+        case stopping(Run, Stop)
+        /// Over: the outcome every handler gets; `cancelled` when it was cancelled.
+        case finished(Outcome, cancelled: Bool)
+    }
+
+    private(set) var state: State = .initialized(suspended: false)
+
+    init() {}
+
+    /// A running request that has been retried `retryCount` times, for tests of retriers (which read it).
+    init(runningAfterRetries retryCount: Int) {
+        var run = Run()
+        run.retryCount = retryCount
+        self.state = .running(run)
+    }
     private var handlers = SmallList<Handler>()
-    /// The running pipeline, to cancel it.
-    private(set) var pipelineTask: Task<Void, Never>?
-    /// Why the pipeline is being stopped (cancel or total timeout); the first reason wins.
-    private(set) var abortError: KiteError?
+    private var validators = SmallList<Validator>()
+    /// Validators added after the request finished: they apply to the handlers attached after them.
+    private var lateValidators = SmallList<Validator>()
+    /// The request's settings (made before it starts) and records (written as it runs).
+    var record = RequestRecord()
+
+    /// The public state.
+    var requestState: RequestState {
+        switch self.state {
+        case .initialized(let suspended): suspended ? .suspended : .initialized
+        case .running(let run): run.isSuspended ? .suspended : .resumed
+        case .stopping(let run, let stop): stop.isCancel ? .cancelled : (run.isSuspended ? .suspended : .resumed)
+        case .finished(_, let cancelled): cancelled ? .cancelled : .finished
+        }
+    }
+
+    /// The outcome, once the request is over (as its handlers got it when it finished).
+    var outcome: Outcome? {
+        if case .finished(let outcome, _) = self.state { return outcome }
+        return nil
+    }
+
     /// How many times the request has been retried.
-    var retryCount = 0
-    private(set) var validators = SmallList<Validator>()
-    /// How many of ``validators`` have run on the current attempt's response.
-    private var evaluatedValidators = 0
+    var retryCount: Int {
+        switch self.state {
+        case .initialized: 0
+        case .running(let run), .stopping(let run, _): run.retryCount
+        case .finished: self.record.finalRetryCount
+        }
+    }
+
+    /// Why the pipeline is being stopped, while it is.
+    var stopReason: KiteError? {
+        if case .stopping(_, let stop) = self.state { return stop.reason }
+        return nil
+    }
+
+    /// Where the pipeline is; `nil` when it does not run.
+    var stage: Stage? {
+        switch self.state {
+        case .running(let run), .stopping(let run, _): run.stage
+        case .initialized, .finished: nil
+        }
+    }
 
     var pendingHandlerCount: Int { self.handlers.count }
-    var parkedWaiterCount: Int { self.waiters.count }
+
+    var parkedWaiterCount: Int {
+        switch self.state {
+        case .running(let run), .stopping(let run, _): run.waiters.count
+        case .initialized, .finished: 0
+        }
+    }
+
+    /// Whether the request's pipeline was started.
+    var hasStarted: Bool {
+        if case .initialized = self.state { return false }
+        return true
+    }
+
+    // MARK: - Events from the caller
 
     enum ResumeAction {
         /// Start the pipeline (first resume).
@@ -43,52 +139,25 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
         case none
     }
 
-    enum CancelAction {
-        /// Cancel the running pipeline and wake its parked waiters with cancellation; the pipeline
-        /// reports the outcome when it has stopped.
-        case cancelPipeline(waiters: [Waiter], task: Task<Void, Never>?)
-        /// The pipeline never ran: deliver this outcome to these handlers now.
-        case deliver(SmallList<Handler>, Outcome)
-        case none
-    }
-
-    enum WaitAction: Equatable {
-        /// Running: go on.
-        case proceed
-        /// Suspended: the waiter is parked until resume or cancel.
-        case parked
-        /// Cancelled: stop.
-        case cancelled
-        /// The request is over (the engine may still pull a request body after the response ended):
-        /// stop; an upload body ends here.
-        case finished
-    }
-
-    enum AddHandlerAction {
-        /// Stored; it runs when the request finishes.
-        case queued
-        /// Stored, and the pipeline must be started now.
-        case queuedAndStartPipeline
-        /// The request is over: run the handler with this outcome now.
-        case runNow(Handler, Outcome)
-    }
-
     mutating func resume() -> ResumeAction {
         switch self.state {
         case .initialized:
-            self.state = .resumed
-            self.pipelineStarted = true
+            self.state = .running(Run())
             return .startPipeline
-        case .suspended:
-            self.state = .resumed
-            if !self.pipelineStarted {
-                self.pipelineStarted = true
-                return .startPipeline
-            }
-            let waiters = self.waiters
-            self.waiters = []
+        case .running(var run):
+            guard run.isSuspended else { return .none }
+            run.isSuspended = false
+            let waiters = run.waiters
+            run.waiters = []
+            self.state = .running(run)
             return .resumeWaiters(waiters)
-        case .resumed, .cancelled, .finished:
+        case .stopping(var run, let stop):
+            // A stopping pipeline's waiters were woken when it was told to stop.
+            guard run.isSuspended, !stop.isCancel else { return .none }
+            run.isSuspended = false
+            self.state = .stopping(run, stop)
+            return .resumeWaiters([])
+        case .finished:
             return .none
         }
     }
@@ -96,147 +165,292 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     /// - Returns: Whether the state changed.
     mutating func suspend() -> Bool {
         switch self.state {
-        case .initialized, .resumed:
-            self.state = .suspended
+        case .initialized(let suspended):
+            self.state = .initialized(suspended: true)
+            return !suspended
+        case .running(var run):
+            guard !run.isSuspended else { return false }
+            run.isSuspended = true
+            self.state = .running(run)
             return true
-        case .suspended, .cancelled, .finished:
+        case .stopping(var run, let stop):
+            guard !run.isSuspended, !stop.isCancel else { return false }
+            run.isSuspended = true
+            self.state = .stopping(run, stop)
+            return true
+        case .finished:
             return false
         }
     }
 
+    enum CancelAction {
+        /// Cancel the running pipeline and wake its parked waiters with the reason; the pipeline
+        /// reports the outcome when it has stopped.
+        case cancelPipeline(waiters: [Waiter], task: Task<Void, Never>?)
+        /// The pipeline never ran: deliver this outcome to these handlers now.
+        case deliver(SmallList<Handler>, Outcome)
+        case none
+    }
+
     mutating func cancel(with error: KiteError, outcomeIfNotStarted: () -> Outcome) -> CancelAction {
         switch self.state {
-        case .initialized, .resumed, .suspended:
-            self.state = .cancelled
-            if self.pipelineStarted {
-                if self.abortError == nil { self.abortError = error }
-                let waiters = self.waiters
-                self.waiters = []
-                return .cancelPipeline(waiters: waiters, task: self.pipelineTask)
-            }
+        case .initialized:
             let outcome = outcomeIfNotStarted()
-            self.outcome = outcome
+            self.state = .finished(outcome, cancelled: true)
             let handlers = self.handlers
             self.handlers = SmallList()
             return .deliver(handlers, outcome)
-        case .cancelled, .finished:
+        case .running(var run):
+            let waiters = run.waiters
+            run.waiters = []
+            self.state = .stopping(run, Stop(reason: error, isCancel: true))
+            return .cancelPipeline(waiters: waiters, task: run.task)
+        case .stopping(let run, var stop):
+            guard !stop.isCancel else { return .none }
+            // The first reason (a timeout) stays the error; the request now reads as cancelled.
+            stop.isCancel = true
+            self.state = .stopping(run, stop)
+            return .cancelPipeline(waiters: [], task: run.task)
+        case .finished:
             return .none
         }
     }
 
-    mutating func waitIfSuspended(_ waiter: Waiter) -> WaitAction {
-        switch self.state {
-        case .resumed:
-            return .proceed
-        case .suspended:
-            self.waiters.append(waiter)
-            return .parked
-        case .cancelled:
-            return .cancelled
-        case .finished:
-            // Reachable from network timing: AHC may pull the request body after the response ended.
-            return .finished
-        case .initialized:
-            preconditionFailure("the pipeline runs only between resume and finish, not in state \(self.state)")
-        }
-    }
-
-    /// The pipeline is done; returns the handlers to run with `outcome`.
-    mutating func finish(with outcome: Outcome) -> SmallList<Handler> {
-        switch self.state {
-        case .resumed, .suspended:
-            self.state = .finished
-        case .cancelled:
-            break
-        case .initialized, .finished:
-            preconditionFailure("finish(with:) without a running pipeline, in state \(self.state)")
-        }
-        precondition(self.outcome == nil, "the pipeline finished twice")
-        self.outcome = outcome
-        self.pipelineTask = nil
-        let handlers = self.handlers
-        self.handlers = SmallList()
-        return handlers
-    }
-
     /// Stops the running pipeline with `error` without cancelling the request (a timeout): returns the
-    /// waiters to wake and the task to cancel, or `nil` when the request is over or already stopping.
+    /// waiters to wake and the task to cancel, or `nil` when the request does not run or is already stopping.
+    /// A request already delivering its complete response is not stopped.
     mutating func abort(with error: KiteError) -> (waiters: [Waiter], task: Task<Void, Never>?)? {
-        guard !self.state.isFinal, self.abortError == nil else { return nil }
-        self.abortError = error
-        let waiters = self.waiters
-        self.waiters = []
-        return (waiters, self.pipelineTask)
-    }
-
-    /// Records the pipeline's task; returns whether it must be cancelled at once (stopped before it existed).
-    mutating func pipelineStarted(_ task: Task<Void, Never>) -> Bool {
-        self.pipelineTask = task
-        return self.abortError != nil
-    }
-
-    /// Whether the pipeline may go on: `.proceed` while running, else why not.
-    var checkpoint: WaitAction {
-        if self.abortError != nil { return .cancelled }
         switch self.state {
-        case .resumed: return .proceed
-        case .suspended: return .parked
-        case .cancelled: return .cancelled
-        case .finished: return .finished
-        case .initialized: return .proceed
+        case .running(var run):
+            guard run.stage < .deliver else { return nil }
+            let waiters = run.waiters
+            run.waiters = []
+            self.state = .stopping(run, Stop(reason: error, isCancel: false))
+            return (waiters, run.task)
+        case .initialized, .stopping, .finished:
+            return nil
+        }
+    }
+
+    enum AddHandlerAction {
+        /// Stored; it runs when the request finishes.
+        case queued
+        /// Stored, and the pipeline must be started now.
+        case queuedAndStartPipeline
+        /// The request is over: run the handler now with this outcome, after checking it with these
+        /// validators (those added after the request finished, in order).
+        case runNow(Handler, Outcome, SmallList<Validator>)
+    }
+
+    mutating func addHandler(_ handler: Handler, startImmediately: Bool) -> AddHandlerAction {
+        switch self.state {
+        case .initialized(let suspended):
+            self.handlers.append(handler)
+            guard startImmediately, !suspended else { return .queued }
+            self.state = .running(Run())
+            return .queuedAndStartPipeline
+        case .running, .stopping:
+            self.handlers.append(handler)
+            return .queued
+        case .finished(let outcome, _):
+            return .runNow(handler, outcome, self.lateValidators)
+        }
+    }
+
+    /// Adds a validator. Until the request is over it runs on every attempt's response; one added after
+    /// the request finished does not change the outcome its handlers got, and checks it for the handlers
+    /// attached after it.
+    mutating func addValidator(_ validator: Validator) {
+        switch self.state {
+        case .initialized, .running, .stopping:
+            self.validators.append(validator)
+        case .finished:
+            self.lateValidators.append(validator)
+        }
+    }
+
+    // MARK: - Events from the pipeline
+
+    /// Records the pipeline's task; returns whether it must be cancelled at once (stopped before it was
+    /// recorded, or there is no pipeline to run).
+    mutating func pipelineStarted(_ task: Task<Void, Never>) -> Bool {
+        switch self.state {
+        case .running(var run):
+            run.task = task
+            self.state = .running(run)
+            return false
+        case .stopping(var run, let stop):
+            run.task = task
+            self.state = .stopping(run, stop)
+            return true
+        case .initialized, .finished:
+            return true
+        }
+    }
+
+    /// Records the total-timeout timer; returns whether it must be cancelled at once.
+    mutating func totalTimerStarted(_ timer: Task<Void, Never>) -> Bool {
+        switch self.state {
+        case .running(var run):
+            run.totalTimer?.cancel()
+            run.totalTimer = timer
+            self.state = .running(run)
+            return false
+        case .initialized, .stopping, .finished:
+            return true
+        }
+    }
+
+    /// Whether the pipeline may go on. The one source of "stop": a request stops only when this says so.
+    var checkpoint: PipelineCheckpoint {
+        switch self.state {
+        case .running(let run): run.isSuspended ? .park : .proceed
+        case .stopping(_, let stop): .stop(stop.reason)
+        case .finished: .over
+        // No pipeline runs before the request starts; answered like a request that is over.
+        case .initialized: .over
+        }
+    }
+
+    enum ParkAction {
+        /// Parked until resume, cancel or abort.
+        case parked
+        /// Resumed (or stopped) in between: wake the waiter with this answer now.
+        case answer(Waiter, PipelineCheckpoint)
+    }
+
+    /// Parks the pipeline's `waiter` while the request is suspended.
+    mutating func park(_ waiter: Waiter) -> ParkAction {
+        switch self.state {
+        case .running(var run):
+            guard run.isSuspended else { return .answer(waiter, .proceed) }
+            run.waiters.append(waiter)
+            self.state = .running(run)
+            return .parked
+        case .stopping, .finished, .initialized:
+            return .answer(waiter, self.checkpoint)
         }
     }
 
     /// Moves the pipeline to `stage`: forward within an attempt; back to adapt only through ``startRetry()``.
     mutating func enter(_ stage: Stage) {
-        assert(stage >= self.stage, "the pipeline went back from \(self.stage) to \(stage) without a retry")
-        self.stage = stage
+        switch self.state {
+        case .running(var run):
+            assert(stage >= run.stage, "the pipeline went back from \(run.stage) to \(stage) without a retry")
+            run.stage = stage
+            self.state = .running(run)
+        case .stopping(var run, let stop):
+            run.stage = stage
+            self.state = .stopping(run, stop)
+        case .initialized, .finished:
+            break
+        }
+    }
+
+    /// A stream request handed body bytes to its readers: no attempt may follow.
+    mutating func bodyDelivered() {
+        switch self.state {
+        case .running(var run):
+            run.deliveredBody = true
+            self.state = .running(run)
+        case .stopping(var run, let stop):
+            run.deliveredBody = true
+            self.state = .stopping(run, stop)
+        case .initialized, .finished:
+            break
+        }
     }
 
     /// Starts the next attempt: counts the retry, forgets which validators ran and goes back to adapt.
-    /// Returns `false` when the request is being stopped, so there is no next attempt.
+    /// Returns `false` when there is no next attempt: the request is stopping, is over, or handed out body bytes.
     mutating func startRetry() -> Bool {
-        guard self.abortError == nil, self.state == .resumed || self.state == .suspended else { return false }
-        self.retryCount += 1
-        self.evaluatedValidators = 0
-        self.stage = .adapt
-        return true
+        switch self.state {
+        case .running(var run):
+            guard !run.deliveredBody else { return false }
+            run.retryCount += 1
+            run.evaluatedValidators = 0
+            run.stage = .adapt
+            self.state = .running(run)
+            return true
+        case .initialized, .stopping, .finished:
+            return false
+        }
     }
 
-    /// Adds a validator: stored for the running request, or returns the outcome of a finished one,
-    /// which the caller checks at once.
-    mutating func addValidator(_ validator: Validator) -> Outcome? {
-        if let outcome = self.outcome { return outcome }
-        self.validators.append(validator)
-        return nil
+    /// Whether a failed attempt may be followed by another (not after a stream handed out bytes).
+    var canRetry: Bool {
+        switch self.state {
+        case .running(let run): !run.deliveredBody
+        case .initialized, .stopping, .finished: false
+        }
     }
 
     /// The validators that have not yet run on the current attempt, marked as run (in the validate or
     /// deliver stage).
     mutating func takePendingValidators() -> SmallList<Validator> {
-        guard self.evaluatedValidators < self.validators.count else { return SmallList() }
-        let pending = self.validators.suffix(from: self.evaluatedValidators)
-        self.evaluatedValidators = self.validators.count
-        return pending
+        switch self.state {
+        case .running(var run):
+            guard run.evaluatedValidators < self.validators.count else { return SmallList() }
+            let pending = self.validators.suffix(from: run.evaluatedValidators)
+            run.evaluatedValidators = self.validators.count
+            self.state = .running(run)
+            return pending
+        case .stopping(var run, let stop):
+            guard run.evaluatedValidators < self.validators.count else { return SmallList() }
+            let pending = self.validators.suffix(from: run.evaluatedValidators)
+            run.evaluatedValidators = self.validators.count
+            self.state = .stopping(run, stop)
+            return pending
+        case .initialized, .finished:
+            return SmallList()
+        }
     }
 
-    /// Changes the stored outcome of a request that is over (a validator added after it finished).
-    mutating func updateOutcome(_ update: (inout Outcome) -> Void) {
-        guard var outcome = self.outcome else { return }
-        update(&outcome)
-        self.outcome = outcome
+    struct FinishAction {
+        /// The handlers to run with the outcome.
+        var handlers: SmallList<Handler>
+        /// The total-timeout timer to cancel.
+        var totalTimer: Task<Void, Never>?
     }
 
-    mutating func addHandler(_ handler: Handler, startImmediately: Bool) -> AddHandlerAction {
-        if let outcome = self.outcome {
-            return .runNow(handler, outcome)
-        }
-        self.handlers.append(handler)
-        if startImmediately, self.state == .initialized {
-            self.state = .resumed
-            self.pipelineStarted = true
-            return .queuedAndStartPipeline
-        }
-        return .queued
+    /// The error the outcome must carry when the pipeline finishes now: a cancelled request never finishes
+    /// as a success.
+    var finishingError: KiteError? {
+        if case .stopping(_, let stop) = self.state, stop.isCancel { return stop.reason }
+        return nil
     }
+
+    /// The pipeline is done; returns the handlers to run with `outcome` and the timer to cancel.
+    mutating func finish(with outcome: Outcome) -> FinishAction {
+        switch self.state {
+        case .running(let run):
+            self.record.finalRetryCount = run.retryCount
+            self.state = .finished(outcome, cancelled: false)
+            let handlers = self.handlers
+            self.handlers = SmallList()
+            return FinishAction(handlers: handlers, totalTimer: run.totalTimer)
+        case .stopping(let run, let stop):
+            self.record.finalRetryCount = run.retryCount
+            self.state = .finished(outcome, cancelled: stop.isCancel)
+            let handlers = self.handlers
+            self.handlers = SmallList()
+            return FinishAction(handlers: handlers, totalTimer: run.totalTimer)
+        case .initialized, .finished:
+            // Only a running pipeline finishes; there is nothing to deliver.
+            return FinishAction(handlers: SmallList())
+        }
+    }
+}
+
+/// What a pipeline checkpoint answers: whether the request may go on.
+enum PipelineCheckpoint: Equatable, Sendable {
+    /// Running: go on.
+    case proceed
+    /// Suspended: park a waiter with ``RequestStateMachine/park(_:)``.
+    case park
+    /// Stopping: end with this error.
+    case stop(KiteError)
+    /// The request is over (the engine may still pull a request body after the response ended):
+    /// stop; an upload body ends here.
+    case over
 }

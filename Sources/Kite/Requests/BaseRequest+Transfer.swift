@@ -23,7 +23,7 @@ extension BaseRequest {
         queue: DispatchQueue? = nil,
         _ handler: @escaping @Sendable (TransferProgress) -> Void
     ) -> Self {
-        self.uploadReporter.addHandler(queue: queue ?? self.session.callbackQueue, handler)
+        self.uploadReporter.addHandler(queue: queue ?? self.context.callbackQueue, handler)
         return self
     }
 
@@ -63,7 +63,7 @@ extension BaseRequest {
         queue: DispatchQueue? = nil,
         _ handler: @escaping @Sendable (TransferProgress) -> Void
     ) -> Self {
-        self.downloadReporter.addHandler(queue: queue ?? self.session.callbackQueue, handler)
+        self.downloadReporter.addHandler(queue: queue ?? self.context.callbackQueue, handler)
         return self
     }
 
@@ -94,7 +94,7 @@ extension BaseRequest {
     /// - Returns: The request.
     @discardableResult
     public func limitUploadRate(to bytesPerSecond: Int) -> Self {
-        self.storage.withLockedValue { $0.uploadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
+        self.machine.withLockedValue { $0.record.uploadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
         return self
     }
 
@@ -110,25 +110,37 @@ extension BaseRequest {
     /// - Returns: The request.
     @discardableResult
     public func limitDownloadRate(to bytesPerSecond: Int) -> Self {
-        self.storage.withLockedValue { $0.downloadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
+        self.machine.withLockedValue { $0.record.downloadLimiter = RateLimiter(bytesPerSecond: bytesPerSecond) }
         return self
     }
 
     var uploadLimiters: [RateLimiter] {
-        let own = self.storage.withLockedValue { $0.uploadLimiter }
-        guard own != nil || self.session.uploadLimiter != nil else { return [] }
-        return [own, self.session.uploadLimiter].compactMap { $0 }
+        let own = self.machine.withLockedValue { $0.record.uploadLimiter }
+        guard own != nil || self.context.uploadLimiter != nil else { return [] }
+        return [own, self.context.uploadLimiter].compactMap { $0 }
     }
 
     var downloadLimiters: [RateLimiter] {
-        let own = self.storage.withLockedValue { $0.downloadLimiter }
-        guard own != nil || self.session.downloadLimiter != nil else { return [] }
-        return [own, self.session.downloadLimiter].compactMap { $0 }
+        let own = self.machine.withLockedValue { $0.record.downloadLimiter }
+        guard own != nil || self.context.downloadLimiter != nil else { return [] }
+        return [own, self.context.downloadLimiter].compactMap { $0 }
     }
 
     /// `body` with its bytes counted as the engine pulls them: suspension and the upload rate limits
     /// are honoured per chunk, and upload progress is reported.
+    ///
+    /// A body in memory larger than one slice (``UploadRequest/chunkSize``), or any body with a rate limit,
+    /// is handed over in slices too, so suspension, rate limits and progress steps apply to it as to a file;
+    /// a small one without a limit is one write (its progress is reported as it is handed to the engine).
     func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
+        if case .bytes(let buffer) = body {
+            guard buffer.readableBytes > UploadRequest.chunkSize || !self.uploadLimiters.isEmpty else { return body }
+            return self.observingUpload(
+                .stream(length: Int64(buffer.readableBytes)) {
+                    ByteChunks(chunks: UploadRequest.slices(of: buffer, size: UploadRequest.chunkSize))
+                }
+            )
+        }
         guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
         return .stream(length: length, replayable: replayable) { [self] in
             let source = makeChunks()
@@ -137,12 +149,12 @@ extension BaseRequest {
                 var iterator = source.makeAsyncIterator()
                 var sent: Int64 = 0
                 return { () async throws -> ByteBuffer? in
-                    do {
-                        try await self.checkpoint()
-                    } catch  where self.isOver {
-                        // The engine may pull the body after the response has ended (a server that
-                        // answers before reading it all): the body ends here.
-                        return nil
+                    switch await self.pass() {
+                    case .proceed, .park: break
+                    case .stop(let reason): throw reason
+                    // The engine may pull the body after the response has ended (a server that
+                    // answers before reading it all): the body ends here.
+                    case .over: return nil
                     }
                     guard let chunk = try await iterator.next() else { return nil }
                     if !limiters.isEmpty {
@@ -159,11 +171,11 @@ extension BaseRequest {
     /// Records that `sent` body bytes of this attempt went to the engine.
     func countUpload(_ sent: Int64, total: Int64?) {
         // One lock round trip per chunk: the reporters' state lives in the same box.
-        let observed = self.storage.withLockedValue { storage in
-            storage.bytesSent = sent
-            return storage.progress.upload.hasObservers
+        let observed = self.machine.withLockedValue { machine in
+            machine.record.bytesSent = sent
+            return machine.record.progress.upload.hasObservers
         }
-        if let monitor = self.session.eventMonitor {
+        if let monitor = self.context.eventMonitor {
             if let progress = self.uploadReporter.report(completed: sent, total: total) {
                 monitor.request(self, didUpdateUploadProgress: progress)
             }

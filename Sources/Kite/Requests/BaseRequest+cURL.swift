@@ -32,7 +32,7 @@ extension BaseRequest {
                 head = sent
             } else {
                 var built = try draft.makeHTTPRequest()
-                built.headerFields = self.session.headerFields(for: built.headerFields)
+                built.headerFields = self.context.headerFields(for: built.headerFields)
                 head = built
             }
         } catch {
@@ -41,7 +41,7 @@ extension BaseRequest {
         return CURLCommand.render(
             head: head,
             body: draft.body,
-            timeout: draft.timeout ?? self.session.configuration.timeouts.total,
+            timeout: draft.timeout ?? self.context.totalTimeout,
             hiding: includingCredentials
                 ? [] : CURLCommand.credentialFields.union(self.session.configuration.redactedHeaderNames)
         )

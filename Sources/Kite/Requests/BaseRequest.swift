@@ -17,9 +17,9 @@ import Tracing
 /// request.resume()
 /// request.cancel()    // handlers get a KiteError with code .cancelled
 /// ```
-// @unchecked: all mutable state lives in `storage`, a NIOLockedValueBox; the rest is immutable.
+// @unchecked: all mutable state lives in `machine`, a NIOLockedValueBox; the rest is immutable.
 public class BaseRequest: @unchecked Sendable {
-    typealias Waiter = CheckedContinuation<Void, any Error>
+    typealias Waiter = CheckedContinuation<PipelineCheckpoint, Never>
     typealias Handler = @Sendable (RequestOutcome) -> Void
     typealias Validator = @Sendable (RequestOutcome) -> KiteError?
 
@@ -39,41 +39,17 @@ public class BaseRequest: @unchecked Sendable {
         func callAsFunction(_ outcome: RequestOutcome) -> KiteError? { self.check(outcome) }
     }
 
-    struct Storage {
-        var machine = RequestStateMachine<Waiter, StoredHandler, StoredValidator, RequestOutcome>()
-        var sentRequest: HTTPRequest?
-        /// The latest attempt's response head, while the request runs (for retriers).
-        var lastResponse: HTTPResponse?
-        /// Per-request rate limits, set before the request starts.
-        var uploadLimiter: RateLimiter?
-        var downloadLimiter: RateLimiter?
-        /// Request body bytes handed to the engine in the latest attempt.
-        var bytesSent: Int64 = 0
-        /// The data request's own response size limit: `nil` uses the session's, `.some(nil)` has none.
-        var maximumResponseSize: Int64?? = nil
-        /// The state of ``uploadReporter`` and ``downloadReporter``.
-        var progress = ProgressReporter.States()
-        /// ``id``, made when first asked for.
-        var id: UUID?
-        /// The request's own interceptor, redirect handler and credential, set before it starts.
-        var interceptor: (any RequestInterceptor)?
-        var redirectHandler: (any RedirectHandler)?
-        var credential: Credential?
-        /// The request's span, when the session traces.
-        var span: (any Tracing.Span)?
-        /// The connection of the latest exchange, when the session collects connection metrics.
-        var connection: ConnectionProbe.Record?
-    }
+    typealias Machine = RequestStateMachine<Waiter, StoredHandler, StoredValidator, RequestOutcome>
 
     /// A unique identifier, the same every time it is read.
     ///
     /// Made when first read: on Linux `UUID()` opens, reads and closes `/dev/urandom`, three system
     /// calls that a request nobody identifies should not pay for.
     public var id: UUID {
-        self.storage.withLockedValue { storage in
-            if let id = storage.id { return id }
+        self.machine.withLockedValue { machine in
+            if let id = machine.record.id { return id }
             let id = UUID()
-            storage.id = id
+            machine.record.id = id
             return id
         }
     }
@@ -81,10 +57,13 @@ public class BaseRequest: @unchecked Sendable {
     /// The session that made the request.
     public let session: Session
 
+    /// What the pipeline reads from the session: its defaults, limits, extensions and transport.
+    let context: PipelineContext
+
     /// How many times the request has been sent again by a ``RequestRetrier`` (0 before the first retry).
     /// Redirects and answered authentication challenges are not retries.
     public var retryCount: Int {
-        self.storage.withLockedValue { $0.machine.retryCount }
+        self.machine.withLockedValue { $0.retryCount }
     }
 
     /// The draft as built from URL, parameters and modifier, or why it could not be built.
@@ -93,7 +72,8 @@ public class BaseRequest: @unchecked Sendable {
     /// Method and URL without credentials, for errors.
     let summary: RequestSummary
 
-    let storage = NIOLockedValueBox(Storage())
+    /// The request's one lock: its state machine, which holds all of its mutable state.
+    let machine = NIOLockedValueBox(Machine())
 
     /// Upload and download progress observers.
     let uploadReporter: ProgressReporter
@@ -101,21 +81,22 @@ public class BaseRequest: @unchecked Sendable {
 
     init(session: Session, draft: Result<RequestDraft, KiteError>) {
         self.session = session
+        self.context = session.context
         self.draftResult = draft
-        self.uploadReporter = ProgressReporter(in: self.storage, isUpload: true)
-        self.downloadReporter = ProgressReporter(in: self.storage, isUpload: false)
+        self.uploadReporter = ProgressReporter(in: self.machine, isUpload: true)
+        self.downloadReporter = ProgressReporter(in: self.machine, isUpload: false)
         switch draft {
         case .success(let draft):
             self.summary = draft.summary
         case .failure(let error):
             self.summary = error.request ?? RequestSummary(methodName: "?", url: "?")
         }
-        session.eventMonitor?.requestDidCreate(self)
+        self.context.eventMonitor?.requestDidCreate(self)
     }
 
     /// Where the request is in its life.
     public var state: RequestState {
-        self.storage.withLockedValue { $0.machine.state }
+        self.machine.withLockedValue { $0.requestState }
     }
 
     /// The draft the request was built from: URL, method, headers, body. `nil` when it could not be built.
@@ -125,29 +106,29 @@ public class BaseRequest: @unchecked Sendable {
 
     /// The request head as sent, with the session's default headers; `nil` until sent.
     public var request: HTTPRequest? {
-        self.storage.withLockedValue { $0.sentRequest }
+        self.machine.withLockedValue { $0.record.sentRequest }
     }
 
     /// The response head: the latest attempt's while the request runs (a retrier sees it), the final one
     /// once it is over.
     public var response: HTTPResponse? {
-        self.storage.withLockedValue { $0.machine.outcome?.response ?? $0.lastResponse }
+        self.machine.withLockedValue { $0.outcome?.response ?? $0.record.lastResponse }
     }
 
     /// Why the request failed (including validation), once it is over.
     public var error: KiteError? {
-        self.storage.withLockedValue { $0.machine.outcome?.error }
+        self.machine.withLockedValue { $0.outcome?.error }
     }
 
     /// The timeline, once the request is over.
     public var metrics: ResponseMetrics? {
-        self.storage.withLockedValue { $0.machine.outcome?.metrics }
+        self.machine.withLockedValue { $0.outcome?.metrics }
     }
 
     /// Sets the request's own interceptor, which runs after the session's.
     func intercepted(by interceptor: (any RequestInterceptor)?) -> Self {
         if let interceptor {
-            self.storage.withLockedValue { $0.interceptor = interceptor }
+            self.machine.withLockedValue { $0.record.interceptor = interceptor }
         }
         return self
     }
@@ -166,7 +147,7 @@ public class BaseRequest: @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func redirect(using handler: any RedirectHandler) -> Self {
-        self.storage.withLockedValue { $0.redirectHandler = handler }
+        self.machine.withLockedValue { $0.record.redirectHandler = handler }
         return self
     }
 
@@ -199,7 +180,7 @@ public class BaseRequest: @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func authenticate(with credential: Credential) -> Self {
-        self.storage.withLockedValue { $0.credential = credential }
+        self.machine.withLockedValue { $0.record.credential = credential }
         return self
     }
 
@@ -208,14 +189,14 @@ public class BaseRequest: @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func resume() -> Self {
-        let action = self.storage.withLockedValue { $0.machine.resume() }
+        let action = self.machine.withLockedValue { $0.resume() }
         switch action {
         case .startPipeline:
-            self.session.eventMonitor?.requestDidResume(self)
+            self.context.eventMonitor?.requestDidResume(self)
             self.startPipeline()
         case .resumeWaiters(let waiters):
-            self.session.eventMonitor?.requestDidResume(self)
-            for waiter in waiters { waiter.resume() }
+            self.context.eventMonitor?.requestDidResume(self)
+            for waiter in waiters { waiter.resume(returning: .proceed) }
         case .none:
             break
         }
@@ -230,8 +211,8 @@ public class BaseRequest: @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func suspend() -> Self {
-        if self.storage.withLockedValue({ $0.machine.suspend() }) {
-            self.session.eventMonitor?.requestDidSuspend(self)
+        if self.machine.withLockedValue({ $0.suspend() }) {
+            self.context.eventMonitor?.requestDidSuspend(self)
         }
         return self
     }
@@ -246,20 +227,20 @@ public class BaseRequest: @unchecked Sendable {
     }
 
     func cancel(with error: KiteError) {
-        let action = self.storage.withLockedValue { storage in
-            storage.machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
+        let action = self.machine.withLockedValue { machine in
+            machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
         }
         if case .none = action {
         } else {
-            self.session.eventMonitor?.requestDidCancel(self)
+            self.context.eventMonitor?.requestDidCancel(self)
         }
         switch action {
         case .cancelPipeline(let waiters, let task):
-            for waiter in waiters { waiter.resume(throwing: error) }
+            for waiter in waiters { waiter.resume(returning: .stop(error)) }
             task?.cancel()
         case .deliver(let handlers, let outcome):
-            self.session.telemetry?.requestFinished(self, outcome: outcome, retryCount: 0, started: false)
-            self.session.eventMonitor?.requestDidFinish(self)
+            self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: 0, started: false)
+            self.context.eventMonitor?.requestDidFinish(self)
             for handler in handlers { handler(outcome) }
         case .none:
             break
@@ -268,39 +249,48 @@ public class BaseRequest: @unchecked Sendable {
 
     /// Stops the running pipeline with `error` without cancelling the request (a timeout).
     func abort(with error: KiteError) {
-        guard let (waiters, task) = self.storage.withLockedValue({ $0.machine.abort(with: error) }) else { return }
-        for waiter in waiters { waiter.resume(throwing: error) }
+        guard let (waiters, task) = self.machine.withLockedValue({ $0.abort(with: error) }) else { return }
+        for waiter in waiters { waiter.resume(returning: .stop(error)) }
         task?.cancel()
     }
 
     /// Adds a handler that runs once with the outcome; starts the request if so configured.
     func appendHandler(_ handler: @escaping Handler) {
-        let startImmediately = self.session.configuration.startRequestsImmediately
-        let action = self.storage.withLockedValue {
-            $0.machine.addHandler(StoredHandler(run: handler), startImmediately: startImmediately)
+        let startImmediately = self.context.startRequestsImmediately
+        let action = self.machine.withLockedValue {
+            $0.addHandler(StoredHandler(run: handler), startImmediately: startImmediately)
         }
         switch action {
         case .queued:
             break
         case .queuedAndStartPipeline:
-            self.session.eventMonitor?.requestDidResume(self)
+            self.context.eventMonitor?.requestDidResume(self)
             self.startPipeline()
-        case .runNow(let handler, let outcome):
-            self.session.serializationQueue.async { handler(outcome) }
+        case .runNow(let handler, let outcome, let lateValidators):
+            self.context.serializationQueue.async {
+                handler(lateValidators.isEmpty ? outcome : self.checked(outcome, with: lateValidators))
+            }
         }
     }
 
-    /// Adds a validator; one added after the request is over checks the stored outcome at once.
-    func appendValidator(_ validator: @escaping Validator) {
-        let finished = self.storage.withLockedValue { $0.machine.addValidator(StoredValidator(check: validator)) }
-        guard let finished, finished.error == nil, finished.response != nil else { return }
-        if let error = validator(finished) {
-            self.storage.withLockedValue { storage in
-                storage.machine.updateOutcome { outcome in
-                    if outcome.error == nil { outcome.error = error }
-                }
+    /// `outcome` checked with `validators`: the first failure becomes its error (a failed outcome or one
+    /// without a response is not checked).
+    func checked(_ outcome: RequestOutcome, with validators: SmallList<StoredValidator>) -> RequestOutcome {
+        guard outcome.error == nil, outcome.response != nil else { return outcome }
+        var checked = outcome
+        for validator in validators {
+            if let error = validator(outcome) {
+                checked.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
+                break
             }
         }
+        return checked
+    }
+
+    /// Adds a validator. One added after the request is over does not change the outcome its handlers
+    /// already got (nor ``error``): it checks the outcome for the handlers attached after it.
+    func appendValidator(_ validator: @escaping Validator) {
+        self.machine.withLockedValue { $0.addValidator(StoredValidator(check: validator)) }
     }
 
     private func startPipeline() {
@@ -308,42 +298,32 @@ public class BaseRequest: @unchecked Sendable {
         // status-record lock at every executor switch and enqueue, which costs as much again; the
         // throughput of the two is the same within the benchmarks' noise (BENCHMARKS.md).
         let task = Task { await self.runPipeline() }
-        let cancelNow = self.storage.withLockedValue { $0.machine.pipelineStarted(task) }
+        let cancelNow = self.machine.withLockedValue { $0.pipelineStarted(task) }
         if cancelNow { task.cancel() }
     }
 
-    /// Whether the request has finished (its handlers have the outcome).
-    var isOver: Bool {
-        self.storage.withLockedValue { $0.machine.state == .finished }
+    /// Waits while the request is suspended; throws once it is stopping (cancelled or timed out) or over.
+    func checkpoint() async throws(KiteError) {
+        switch await self.pass() {
+        case .proceed, .park: return
+        case .stop(let reason): throw reason
+        case .over: throw self.cancellationError
+        }
     }
 
-    /// Waits while the request is suspended; throws once it is cancelled, aborted or over.
-    func checkpoint() async throws(KiteError) {
-        let (action, abort) = self.storage.withLockedValue { ($0.machine.checkpoint, $0.machine.abortError) }
-        if let abort { throw abort }
-        if action == .proceed, !Task.isCancelled { return }
-        do {
-            try await withCheckedThrowingContinuation { (continuation: Waiter) in
-                let (action, abort) = self.storage.withLockedValue { storage in
-                    storage.machine.abortError == nil
-                        ? (storage.machine.waitIfSuspended(continuation), nil)
-                        : (.cancelled, storage.machine.abortError)
-                }
-                switch action {
-                case .proceed:
-                    continuation.resume()
-                case .parked:
-                    break
-                case .cancelled, .finished:
-                    continuation.resume(throwing: abort ?? self.cancellationError)
+    /// Waits while the request is suspended; returns ``PipelineCheckpoint/proceed`` when the pipeline may go
+    /// on, else why not. The state machine is the one source of "stop".
+    func pass() async -> PipelineCheckpoint {
+        var answer = self.machine.withLockedValue { $0.checkpoint }
+        while answer == .park {
+            answer = await withCheckedContinuation { (continuation: Waiter) in
+                let action = self.machine.withLockedValue { $0.park(continuation) }
+                if case .answer(let waiter, let answer) = action {
+                    waiter.resume(returning: answer)
                 }
             }
-        } catch {
-            throw self.abortError ?? self.cancellationError
         }
-        if Task.isCancelled {
-            throw self.abortError ?? self.cancellationError
-        }
+        return answer
     }
 
     /// Runs a serializer: a ``KiteError`` it throws names this request; any other error becomes
@@ -368,7 +348,7 @@ public class BaseRequest: @unchecked Sendable {
 
     /// Why the pipeline is being stopped, once it is.
     var abortError: KiteError? {
-        self.storage.withLockedValue { $0.machine.abortError }
+        self.machine.withLockedValue { $0.stopReason }
     }
 
     var cancellationError: KiteError {
@@ -380,9 +360,6 @@ public class BaseRequest: @unchecked Sendable {
     func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
         draft.body.map { .bytes(ByteBuffer(data: $0)) }
     }
-
-    /// Whether a failed attempt may be sent again; a stream request that delivered bytes may not.
-    var canRetry: Bool { true }
 
     /// Cleans up after a failed attempt before the next: a download removes its partial file.
     func prepareForRetry() async {}
@@ -430,7 +407,7 @@ public class BaseRequest: @unchecked Sendable {
                 throw self.abortError ?? self.cancellationError
             }
         }
-        if let monitor = self.session.eventMonitor {
+        if let monitor = self.context.eventMonitor {
             if let progress = self.downloadReporter.report(
                 completed: counter.startOffset + counter.received,
                 total: counter.total

@@ -41,7 +41,7 @@ extension DataRequest {
         responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (DataResponse<Serializer.SerializedObject, KiteError>) -> Void
     ) -> Self {
-        let queue = queue ?? self.session.callbackQueue
+        let queue = queue ?? self.context.callbackQueue
         self.appendHandler { [self] outcome in
             let response = self.makeResponse(outcome, using: responseSerializer)
             queue.async { completionHandler(response) }

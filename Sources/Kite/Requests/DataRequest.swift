@@ -21,7 +21,7 @@ import NIOFoundationCompat
 public class DataRequest: BaseRequest, @unchecked Sendable {
     /// The response body, once the request is over.
     public var data: Data? {
-        self.storage.withLockedValue { $0.machine.outcome?.data }
+        self.machine.withLockedValue { $0.outcome?.data }
     }
 
     override func receiveBody(
@@ -30,8 +30,8 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
         counter: inout BodyCounter
     ) async throws(KiteError) {
         let limit =
-            self.storage.withLockedValue { $0.maximumResponseSize }
-            ?? self.session.configuration.maximumResponseSize
+            self.machine.withLockedValue { $0.record.maximumResponseSize }
+            ?? self.context.maximumResponseSize
         if let limit, let total = counter.total, total > limit {
             throw self.responseTooLarge(limit: limit, detail: "Content-Length \(total)")
         }
@@ -73,7 +73,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func limitResponseSize(to bytes: Int64?) -> Self {
-        self.storage.withLockedValue { $0.maximumResponseSize = .some(bytes) }
+        self.machine.withLockedValue { $0.record.maximumResponseSize = .some(bytes) }
         return self
     }
 
@@ -99,7 +99,7 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
             metrics: outcome.metrics?.withSerializationDuration(start.duration(to: .now())),
             result: result
         )
-        self.session.eventMonitor?.request(self, didParseResponse: response)
+        self.context.eventMonitor?.request(self, didParseResponse: response)
         return response
     }
 }

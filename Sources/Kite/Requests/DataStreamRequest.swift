@@ -19,7 +19,7 @@ import NIOFoundationCompat
 /// ```
 ///
 /// Readers attached after the body started miss the chunks delivered before them.
-// @unchecked: the added mutable state lives in `consumers`, a NIOLockedValueBox.
+// @unchecked: adds no stored state to BaseRequest: its readers are in the request's state machine.
 public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     /// One delivery to a closure reader: a chunk or the end.
     public struct Stream: Sendable {
@@ -67,14 +67,6 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         case closure(DispatchQueue, @Sendable (Stream) -> Void)
     }
 
-    let consumers = NIOLockedValueBox([Consumer]())
-
-    /// Whether a chunk has been handed to the consumers; only the pipeline's task reads and writes it.
-    private nonisolated(unsafe) var deliveredBody = false
-
-    /// A stream that delivered bytes is not retried: its consumers would see them twice.
-    override var canRetry: Bool { !self.deliveredBody }
-
     /// Each part as it arrives, with the engine paused (and the idle-read timeout not counting) while the
     /// consumers hold the stream back, so a suspended or slow consumer does not time the stream out.
     override var responseBodyDelivery: BodyDelivery { .gathered(batched: false) }
@@ -87,9 +79,13 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         try self.validateHead(outcome)
         var iterator = response.body.makeAsyncIterator()
         while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
-            self.deliveredBody = true
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
-            for consumer in self.consumers.withLockedValue({ $0 }) {
+            // A stream that delivered bytes is not retried: its consumers would see them twice.
+            let consumers = self.machine.withLockedValue { machine in
+                machine.bodyDelivered()
+                return machine.record.streamConsumers
+            }
+            for consumer in consumers {
                 switch consumer {
                 case .subscription(let subscription):
                     await subscription.send(data)
@@ -108,7 +104,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
 
     /// Runs the validators added so far on the head, before the body is delivered.
     private func validateHead(_ outcome: RequestOutcome) throws(KiteError) {
-        let pending = self.storage.withLockedValue { $0.machine.takePendingValidators() }
+        let pending = self.machine.withLockedValue { $0.takePendingValidators() }
         for validator in pending {
             if let error = validator(outcome) { throw error }
         }
@@ -117,7 +113,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     /// Registers an async reader and starts the request if so configured.
     func subscribe(automaticallyCancelling: Bool) -> DataStream {
         let subscription = StreamSubscription()
-        self.consumers.withLockedValue { $0.append(.subscription(subscription)) }
+        self.machine.withLockedValue { $0.record.streamConsumers.append(.subscription(subscription)) }
         self.appendHandler { outcome in subscription.finish(with: outcome.error) }
         return DataStream(subscription: subscription, request: automaticallyCancelling ? self : nil)
     }
@@ -143,8 +139,8 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         on queue: DispatchQueue? = nil,
         stream handler: @escaping @Sendable (Stream) -> Void
     ) -> Self {
-        let queue = queue ?? self.session.callbackQueue
-        self.consumers.withLockedValue { $0.append(.closure(queue, handler)) }
+        let queue = queue ?? self.context.callbackQueue
+        self.machine.withLockedValue { $0.record.streamConsumers.append(.closure(queue, handler)) }
         self.appendHandler { [self] outcome in
             let completion = Completion(
                 request: outcome.request,

@@ -111,7 +111,7 @@ extension DownloadRequest {
         responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (DownloadResponse<Serializer.SerializedObject, KiteError>) -> Void
     ) -> Self {
-        let queue = queue ?? self.session.callbackQueue
+        let queue = queue ?? self.context.callbackQueue
         self.appendHandler { [self] outcome in
             let response = self.makeResponse(outcome, using: responseSerializer)
             queue.async { completionHandler(response) }
@@ -203,7 +203,7 @@ extension DownloadRequest {
             metrics: outcome.metrics?.withSerializationDuration(start.duration(to: .now())),
             result: result
         )
-        self.session.eventMonitor?.request(self, didParseResponse: response)
+        self.context.eventMonitor?.request(self, didParseResponse: response)
         return response
     }
 }

@@ -75,12 +75,12 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
     /// The file, once the download is over: its destination, or the temporary file when no
     /// destination was given. `nil` when it failed.
     public var fileURL: URL? {
-        self.storage.withLockedValue { $0.machine.outcome?.fileURL }
+        self.machine.withLockedValue { $0.outcome?.fileURL }
     }
 
     /// The token to resume a cancelled or failed download with, once it is over.
     public var resumeData: Data? {
-        self.storage.withLockedValue { $0.machine.outcome?.resumeData }
+        self.machine.withLockedValue { $0.outcome?.resumeData }
     }
 
     /// Cancels the download; with `producingResumeData`, keeps the bytes received so far and puts a

@@ -27,43 +27,33 @@ public final class Session: Sendable {
     /// The configuration the session was made with.
     public let configuration: Configuration
 
+    /// What the pipeline's stages read from this session, made once: its defaults, limits, extensions and
+    /// transport.
+    let context: PipelineContext
+
     /// The queue completion handlers run on unless the caller passes one: a serial queue owned by
     /// the session. (Not `DispatchQueue.main`: on Linux the main queue only runs when the program
     /// drives it with `dispatchMain()` or a run loop.)
-    public let callbackQueue: DispatchQueue
-
-    /// Where handlers attached to finished requests serialize their responses.
-    let serializationQueue: DispatchQueue
+    public var callbackQueue: DispatchQueue { self.context.callbackQueue }
 
     /// The jar cookies are kept in, or `nil` when ``Configuration-swift.struct/httpShouldHandleCookies`` is off.
-    public let cookieJar: (any CookieJar)?
-    /// ``cookieJar`` when it is an ``HTTPCookieJar``: requests ask it whether it is empty without a dynamic cast.
-    let httpCookieJar: HTTPCookieJar?
+    public var cookieJar: (any CookieJar)? { self.context.cookieJar }
 
     /// Adapts and retries every request of the session, before a request's own interceptor. With
     /// ``Configuration-swift.struct/waitsForConnectivity`` it is an ``Interceptor`` whose first adapter is a
     /// ``WaitForConnectivity``, followed by the interceptor given to the initializer.
-    public let interceptor: (any RequestInterceptor)?
+    public var interceptor: (any RequestInterceptor)? { self.context.interceptor }
 
     /// Decides about redirects for requests without their own handler; `nil` follows them by Kite's rules.
-    public let redirectHandler: (any RedirectHandler)?
+    public var redirectHandler: (any RedirectHandler)? { self.context.redirectHandler }
 
     /// The session's event monitors as one, or `nil` when it has none (then no event is made).
-    let eventMonitor: CompositeEventMonitor?
+    var eventMonitor: CompositeEventMonitor? { self.context.eventMonitor }
 
-    /// The session's logging, metrics and tracing, or `nil` when it does none of them.
-    let telemetry: RequestTelemetry?
+    /// The engine requests are sent through.
+    var transport: any Transport { self.context.transport }
 
-    let transport: any Transport
     let logger: Logger
-
-    /// The configured default header fields plus, when the engine decompresses and they do not
-    /// say otherwise, `Accept-Encoding`: made once, so a request without fields of its own shares them.
-    let sentDefaultHeaders: HTTPFields
-
-    /// The session-wide rate limits, shared by all its requests.
-    let uploadLimiter: RateLimiter?
-    let downloadLimiter: RateLimiter?
 
     /// Creates a session with its own connections.
     ///
@@ -115,24 +105,24 @@ public final class Session: Sendable {
         eventMonitors: [any EventMonitor] = []
     ) {
         self.configuration = configuration
-        self.cookieJar = configuration.httpShouldHandleCookies ? configuration.cookieJar ?? HTTPCookieJar() : nil
-        self.httpCookieJar = self.cookieJar as? HTTPCookieJar
+        let sessionInterceptor: (any RequestInterceptor)?
         if configuration.waitsForConnectivity {
             let waiter = WaitForConnectivity(timeout: configuration.connectivityTimeout)
-            self.interceptor = Interceptor(adapters: [waiter], interceptors: interceptor.map { [$0] } ?? [])
+            sessionInterceptor = Interceptor(adapters: [waiter], interceptors: interceptor.map { [$0] } ?? [])
         } else {
-            self.interceptor = interceptor
+            sessionInterceptor = interceptor
         }
-        self.redirectHandler = redirectHandler
-        self.eventMonitor = eventMonitors.isEmpty ? nil : CompositeEventMonitor(monitors: eventMonitors)
-        self.transport = transport
-        self.callbackQueue = callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
-        self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
         self.logger = logger ?? Logger(label: "dev.kite", factory: { _ in SwiftLogNoOpLogHandler() })
-        self.telemetry = RequestTelemetry.make(configuration: configuration, logger: self.logger)
-        self.sentDefaultHeaders = Self.sentDefaultHeaders(for: configuration)
-        self.uploadLimiter = configuration.maximumUploadRate.map { RateLimiter(bytesPerSecond: $0) }
-        self.downloadLimiter = configuration.maximumDownloadRate.map { RateLimiter(bytesPerSecond: $0) }
+        self.context = PipelineContext(
+            configuration: configuration,
+            transport: transport,
+            interceptor: sessionInterceptor,
+            redirectHandler: redirectHandler,
+            eventMonitor: eventMonitors.isEmpty ? nil : CompositeEventMonitor(monitors: eventMonitors),
+            telemetry: RequestTelemetry.make(configuration: configuration, logger: self.logger),
+            cookieJar: configuration.httpShouldHandleCookies ? configuration.cookieJar ?? HTTPCookieJar() : nil,
+            callbackQueue: callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
+        )
     }
 
     deinit {
@@ -156,19 +146,5 @@ public final class Session: Sendable {
             defaults[.acceptEncoding] = DefaultHeaders.acceptEncoding
         }
         return defaults
-    }
-
-    /// The header fields a request carries when sent: its own, then the session's defaults
-    /// (``sentDefaultHeaders``) for fields it does not set.
-    func headerFields(for fields: HTTPFields) -> HTTPFields {
-        if fields.isEmpty {
-            return self.sentDefaultHeaders  // shares the defaults' storage
-        }
-        var result = fields
-        result.reserveCapacity(fields.count + self.sentDefaultHeaders.count)
-        for field in self.sentDefaultHeaders where result[field.name] == nil {
-            result.append(field)
-        }
-        return result
     }
 }

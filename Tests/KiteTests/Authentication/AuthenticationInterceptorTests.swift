@@ -165,7 +165,7 @@ private final class TestClock: Sendable {
         let request = Session.default.request("http://127.0.0.1:1/x")
         var sent = self.head
         if let token { sent.headerFields[.authorization] = "Bearer \(token)" }
-        request.storage.withLockedValue { $0.sentRequest = sent }
+        request.machine.withLockedValue { $0.record.sentRequest = sent }
         return request
     }
 
@@ -384,7 +384,7 @@ private final class TestClock: Sendable {
         if let sentToken {
             var sent = self.head
             sent.headerFields[.authorization] = "Bearer \(sentToken)"
-            request.storage.withLockedValue { $0.sentRequest = sent }
+            request.machine.withLockedValue { $0.record.sentRequest = sent }
         }
         let result = await interceptor.retry(request, for: .default, dueTo: error)
         #expect(self.isDoNotRetry(result))

@@ -40,7 +40,7 @@ private final class ManualClock: Sendable {
     /// A request that is never sent, after `retryCount` retries.
     private func request(_ method: HTTPRequest.Method = .get, retryCount: Int = 0) -> DataRequest {
         let request = Session.default.request("http://127.0.0.1:1/x", method: method)
-        request.storage.withLockedValue { $0.machine.retryCount = retryCount }
+        request.machine.withLockedValue { $0 = BaseRequest.Machine(runningAfterRetries: retryCount) }
         return request
     }
 
@@ -125,8 +125,8 @@ private final class ManualClock: Sendable {
 
     @Test func theSentMethodWinsOverTheDraftsMethod() async {
         let request = self.request(.get)
-        request.storage.withLockedValue {
-            $0.sentRequest = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:1", path: "/x")
+        request.machine.withLockedValue {
+            $0.record.sentRequest = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:1", path: "/x")
         }
         #expect(await self.decide(self.policy(), request, self.error(status: 503)) == .doNotRetry)
     }

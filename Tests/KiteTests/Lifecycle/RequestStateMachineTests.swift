@@ -6,32 +6,284 @@ import Testing
 typealias Machine = RequestStateMachine<Int, String, String, String>
 
 @Suite struct RequestStateMachineTests {
-    @Test func firstResumeStartsThePipelineOnce() {
-        var machine = Machine()
-        guard case .startPipeline = machine.resume() else {
-            Issue.record("first resume must start the pipeline")
-            return
+    static let cancelled = KiteError(code: .cancelled, message: "cancelled")
+    static let timeout = KiteError(code: .timedOut, message: "total", timeout: .total)
+
+    /// Every state the machine can be in, each made by the events that lead there.
+    enum Start: String, CaseIterable, CustomTestStringConvertible {
+        case initialized, initializedSuspended, running, runningSuspended, stoppingForTimeout, stoppingForCancel
+        case finished, finishedCancelled
+
+        var testDescription: String { self.rawValue }
+
+        func make() -> Machine {
+            var machine = Machine()
+            switch self {
+            case .initialized:
+                break
+            case .initializedSuspended:
+                _ = machine.suspend()
+            case .running, .runningSuspended, .stoppingForTimeout, .stoppingForCancel, .finished:
+                _ = machine.resume()
+                _ = machine.pipelineStarted(Task {})
+                if self == .runningSuspended {
+                    _ = machine.suspend()
+                    _ = machine.park(1)
+                }
+                if self == .stoppingForTimeout { _ = machine.abort(with: RequestStateMachineTests.timeout) }
+                if self == .stoppingForCancel {
+                    _ = machine.cancel(with: RequestStateMachineTests.cancelled, outcomeIfNotStarted: { "" })
+                }
+                if self == .finished { _ = machine.finish(with: "done") }
+            case .finishedCancelled:
+                _ = machine.cancel(with: RequestStateMachineTests.cancelled, outcomeIfNotStarted: { "cancelled" })
+            }
+            return machine
         }
-        #expect(machine.state == .resumed)
-        guard case .none = machine.resume() else {
-            Issue.record("a second resume must do nothing")
-            return
+    }
+
+    /// Every event the machine takes.
+    enum Event: String, CaseIterable, CustomTestStringConvertible {
+        case resume, suspend, cancel, abort, addHandler, addValidator, pipelineStarted, totalTimerStarted
+        case checkpoint, park, startRetry, bodyDelivered, enterSend, finish
+
+        var testDescription: String { self.rawValue }
+
+        /// Applies the event; returns what the machine answered, as text.
+        func apply(to machine: inout Machine) -> String {
+            switch self {
+            case .resume:
+                switch machine.resume() {
+                case .startPipeline: return "startPipeline"
+                case .resumeWaiters(let waiters): return "resumeWaiters\(waiters)"
+                case .none: return "none"
+                }
+            case .suspend:
+                return "\(machine.suspend())"
+            case .cancel:
+                switch machine.cancel(with: RequestStateMachineTests.cancelled, outcomeIfNotStarted: { "cancelled" }) {
+                case .cancelPipeline(let waiters, let task): return "cancelPipeline\(waiters) task:\(task != nil)"
+                case .deliver(let handlers, let outcome): return "deliver\(Array(handlers)) \(outcome)"
+                case .none: return "none"
+                }
+            case .abort:
+                guard let (waiters, task) = machine.abort(with: RequestStateMachineTests.timeout) else { return "nil" }
+                return "stop\(waiters) task:\(task != nil)"
+            case .addHandler:
+                switch machine.addHandler("h", startImmediately: true) {
+                case .queued: return "queued"
+                case .queuedAndStartPipeline: return "queuedAndStartPipeline"
+                case .runNow(let handler, let outcome, let late): return "runNow \(handler) \(outcome) \(Array(late))"
+                }
+            case .addValidator:
+                machine.addValidator("v")
+                return "pending\(Array(machine.takePendingValidators()))"
+            case .pipelineStarted:
+                return "cancelNow:\(machine.pipelineStarted(Task {}))"
+            case .totalTimerStarted:
+                return "cancelNow:\(machine.totalTimerStarted(Task {}))"
+            case .checkpoint:
+                return Self.describe(machine.checkpoint)
+            case .park:
+                switch machine.park(9) {
+                case .parked: return "parked"
+                case .answer(let waiter, let answer): return "answer \(waiter) \(Self.describe(answer))"
+                }
+            case .startRetry:
+                return "\(machine.startRetry()) retries:\(machine.retryCount)"
+            case .bodyDelivered:
+                let before = machine.canRetry
+                machine.bodyDelivered()
+                return "canRetry \(before)->\(machine.canRetry)"
+            case .enterSend:
+                machine.enter(.send)
+                return "stage:\(machine.stage.map { "\($0)" } ?? "nil")"
+            case .finish:
+                let action = machine.finish(with: "end")
+                return "handlers\(Array(action.handlers)) outcome:\(machine.outcome ?? "nil")"
+            }
         }
-        #expect(machine.pipelineStarted)
+
+        static func describe(_ checkpoint: PipelineCheckpoint) -> String {
+            switch checkpoint {
+            case .proceed: "proceed"
+            case .park: "park"
+            case .stop(let reason): "stop:\(reason.message)"
+            case .over: "over"
+            }
+        }
+    }
+
+    /// What each event does in each state: the answer, then the public state after it. Every pair is listed.
+    static let table: [Event: [Start: (String, RequestState)]] = [
+        .resume: [
+            .initialized: ("startPipeline", .resumed),
+            .initializedSuspended: ("startPipeline", .resumed),
+            .running: ("none", .resumed),
+            .runningSuspended: ("resumeWaiters[1]", .resumed),
+            .stoppingForTimeout: ("none", .resumed),
+            .stoppingForCancel: ("none", .cancelled),
+            .finished: ("none", .finished),
+            .finishedCancelled: ("none", .cancelled),
+        ],
+        .suspend: [
+            .initialized: ("true", .suspended),
+            .initializedSuspended: ("false", .suspended),
+            .running: ("true", .suspended),
+            .runningSuspended: ("false", .suspended),
+            .stoppingForTimeout: ("true", .suspended),
+            .stoppingForCancel: ("false", .cancelled),
+            .finished: ("false", .finished),
+            .finishedCancelled: ("false", .cancelled),
+        ],
+        .cancel: [
+            .initialized: ("deliver[] cancelled", .cancelled),
+            .initializedSuspended: ("deliver[] cancelled", .cancelled),
+            .running: ("cancelPipeline[] task:true", .cancelled),
+            .runningSuspended: ("cancelPipeline[1] task:true", .cancelled),
+            .stoppingForTimeout: ("cancelPipeline[] task:true", .cancelled),
+            .stoppingForCancel: ("none", .cancelled),
+            .finished: ("none", .finished),
+            .finishedCancelled: ("none", .cancelled),
+        ],
+        .abort: [
+            .initialized: ("nil", .initialized),
+            .initializedSuspended: ("nil", .suspended),
+            .running: ("stop[] task:true", .resumed),
+            .runningSuspended: ("stop[1] task:true", .suspended),
+            .stoppingForTimeout: ("nil", .resumed),
+            .stoppingForCancel: ("nil", .cancelled),
+            .finished: ("nil", .finished),
+            .finishedCancelled: ("nil", .cancelled),
+        ],
+        .addHandler: [
+            .initialized: ("queuedAndStartPipeline", .resumed),
+            .initializedSuspended: ("queued", .suspended),
+            .running: ("queued", .resumed),
+            .runningSuspended: ("queued", .suspended),
+            .stoppingForTimeout: ("queued", .resumed),
+            .stoppingForCancel: ("queued", .cancelled),
+            .finished: ("runNow h done []", .finished),
+            .finishedCancelled: ("runNow h cancelled []", .cancelled),
+        ],
+        .addValidator: [
+            .initialized: ("pending[]", .initialized),
+            .initializedSuspended: ("pending[]", .suspended),
+            .running: ("pending[\"v\"]", .resumed),
+            .runningSuspended: ("pending[\"v\"]", .suspended),
+            .stoppingForTimeout: ("pending[\"v\"]", .resumed),
+            .stoppingForCancel: ("pending[\"v\"]", .cancelled),
+            .finished: ("pending[]", .finished),
+            .finishedCancelled: ("pending[]", .cancelled),
+        ],
+        .pipelineStarted: [
+            .initialized: ("cancelNow:true", .initialized),
+            .initializedSuspended: ("cancelNow:true", .suspended),
+            .running: ("cancelNow:false", .resumed),
+            .runningSuspended: ("cancelNow:false", .suspended),
+            .stoppingForTimeout: ("cancelNow:true", .resumed),
+            .stoppingForCancel: ("cancelNow:true", .cancelled),
+            .finished: ("cancelNow:true", .finished),
+            .finishedCancelled: ("cancelNow:true", .cancelled),
+        ],
+        .totalTimerStarted: [
+            .initialized: ("cancelNow:true", .initialized),
+            .initializedSuspended: ("cancelNow:true", .suspended),
+            .running: ("cancelNow:false", .resumed),
+            .runningSuspended: ("cancelNow:false", .suspended),
+            .stoppingForTimeout: ("cancelNow:true", .resumed),
+            .stoppingForCancel: ("cancelNow:true", .cancelled),
+            .finished: ("cancelNow:true", .finished),
+            .finishedCancelled: ("cancelNow:true", .cancelled),
+        ],
+        .checkpoint: [
+            .initialized: ("over", .initialized),
+            .initializedSuspended: ("over", .suspended),
+            .running: ("proceed", .resumed),
+            .runningSuspended: ("park", .suspended),
+            .stoppingForTimeout: ("stop:total", .resumed),
+            .stoppingForCancel: ("stop:cancelled", .cancelled),
+            .finished: ("over", .finished),
+            .finishedCancelled: ("over", .cancelled),
+        ],
+        .park: [
+            .initialized: ("answer 9 over", .initialized),
+            .initializedSuspended: ("answer 9 over", .suspended),
+            .running: ("answer 9 proceed", .resumed),
+            .runningSuspended: ("parked", .suspended),
+            .stoppingForTimeout: ("answer 9 stop:total", .resumed),
+            .stoppingForCancel: ("answer 9 stop:cancelled", .cancelled),
+            .finished: ("answer 9 over", .finished),
+            .finishedCancelled: ("answer 9 over", .cancelled),
+        ],
+        .startRetry: [
+            .initialized: ("false retries:0", .initialized),
+            .initializedSuspended: ("false retries:0", .suspended),
+            .running: ("true retries:1", .resumed),
+            .runningSuspended: ("true retries:1", .suspended),
+            .stoppingForTimeout: ("false retries:0", .resumed),
+            .stoppingForCancel: ("false retries:0", .cancelled),
+            .finished: ("false retries:0", .finished),
+            .finishedCancelled: ("false retries:0", .cancelled),
+        ],
+        .bodyDelivered: [
+            .initialized: ("canRetry false->false", .initialized),
+            .initializedSuspended: ("canRetry false->false", .suspended),
+            .running: ("canRetry true->false", .resumed),
+            .runningSuspended: ("canRetry true->false", .suspended),
+            .stoppingForTimeout: ("canRetry false->false", .resumed),
+            .stoppingForCancel: ("canRetry false->false", .cancelled),
+            .finished: ("canRetry false->false", .finished),
+            .finishedCancelled: ("canRetry false->false", .cancelled),
+        ],
+        .enterSend: [
+            .initialized: ("stage:nil", .initialized),
+            .initializedSuspended: ("stage:nil", .suspended),
+            .running: ("stage:send", .resumed),
+            .runningSuspended: ("stage:send", .suspended),
+            .stoppingForTimeout: ("stage:send", .resumed),
+            .stoppingForCancel: ("stage:send", .cancelled),
+            .finished: ("stage:nil", .finished),
+            .finishedCancelled: ("stage:nil", .cancelled),
+        ],
+        .finish: [
+            .initialized: ("handlers[] outcome:nil", .initialized),
+            .initializedSuspended: ("handlers[] outcome:nil", .suspended),
+            .running: ("handlers[] outcome:end", .finished),
+            .runningSuspended: ("handlers[] outcome:end", .finished),
+            .stoppingForTimeout: ("handlers[] outcome:end", .finished),
+            .stoppingForCancel: ("handlers[] outcome:end", .cancelled),
+            .finished: ("handlers[] outcome:done", .finished),
+            .finishedCancelled: ("handlers[] outcome:cancelled", .cancelled),
+        ],
+    ]
+
+    @Test func theTableCoversEveryStateAndEvent() {
+        #expect(Set(Self.table.keys) == Set(Event.allCases))
+        for event in Event.allCases {
+            #expect(Set(Self.table[event]?.keys ?? [:].keys) == Set(Start.allCases), "\(event)")
+        }
+    }
+
+    @Test(arguments: Start.allCases, Event.allCases)
+    func everyEventInEveryStateIsAnsweredByName(start: Start, event: Event) throws {
+        let expected = try #require(Self.table[event]?[start])
+        var machine = start.make()
+        let answer = event.apply(to: &machine)
+        #expect(answer == expected.0)
+        #expect(machine.requestState == expected.1)
     }
 
     @Test func suspendParksWaitersAndResumeReleasesThemInOrder() {
         var machine = Machine()
         _ = machine.resume()
-        let result1 = machine.waitIfSuspended(1)
-        #expect(result1 == .proceed)
-        let result2 = machine.suspend()
-        #expect(result2)
-        #expect(machine.state == .suspended)
-        let result3 = machine.waitIfSuspended(7)
-        #expect(result3 == .parked)
-        let result4 = machine.waitIfSuspended(8)
-        #expect(result4 == .parked)
+        #expect(machine.checkpoint == .proceed)
+        let result1 = machine.suspend()
+        #expect(result1)
+        guard case .parked = machine.park(7), case .parked = machine.park(8) else {
+            Issue.record("a suspended request parks its waiters")
+            return
+        }
         #expect(machine.parkedWaiterCount == 2)
         guard case .resumeWaiters(let waiters) = machine.resume() else {
             Issue.record("resume must release the parked waiters")
@@ -39,220 +291,141 @@ typealias Machine = RequestStateMachine<Int, String, String, String>
         }
         #expect(waiters == [7, 8])
         #expect(machine.parkedWaiterCount == 0)
-        #expect(machine.state == .resumed)
-    }
-
-    @Test func theEnginePullingTheBodyAfterTheRequestFinishedIsTold() {
-        // AHC may pull a request body after the response ended: this must not trap.
-        var machine = Machine()
-        _ = machine.resume()
-        _ = machine.finish(with: "done")
-        #expect(machine.state == .finished)
-        #expect(machine.waitIfSuspended(3) == .finished)
-        #expect(machine.parkedWaiterCount == 0)
+        #expect(machine.requestState == .resumed)
     }
 
     @Test func suspendBeforeStartDefersThePipelineUntilResume() {
         var machine = Machine()
-        let result5 = machine.suspend()
-        #expect(result5)
+        let result2 = machine.suspend()
+        #expect(result2)
         guard case .queued = machine.addHandler("h", startImmediately: true) else {
             Issue.record("a suspended request must not start when a handler is attached")
             return
         }
-        #expect(!machine.pipelineStarted)
+        #expect(!machine.hasStarted)
         guard case .startPipeline = machine.resume() else {
             Issue.record("resume after an early suspend must start the pipeline")
             return
         }
-        #expect(machine.pipelineStarted)
+        #expect(machine.hasStarted)
+        #expect(machine.pendingHandlerCount == 1)
     }
 
-    @Test func firstHandlerStartsWhenConfiguredAndOnlyThen() {
-        var eager = Machine()
-        guard case .queuedAndStartPipeline = eager.addHandler("a", startImmediately: true) else {
-            Issue.record("first handler must start the request")
-            return
-        }
-        guard case .queued = eager.addHandler("b", startImmediately: true) else {
-            Issue.record("second handler must only queue")
-            return
-        }
+    @Test func aHandlerStartsTheRequestOnlyWhenConfigured() {
         var lazy = Machine()
         guard case .queued = lazy.addHandler("a", startImmediately: false) else {
-            Issue.record("handler must not start a request when startRequestsImmediately is off")
+            Issue.record("a handler must not start a request when startRequestsImmediately is off")
             return
         }
-        #expect(lazy.state == .initialized)
+        #expect(lazy.requestState == .initialized)
     }
 
     @Test func finishDeliversEveryQueuedHandlerExactlyOnce() {
         var machine = Machine()
         _ = machine.addHandler("a", startImmediately: true)
         _ = machine.addHandler("b", startImmediately: true)
-        let result6 = machine.finish(with: "done")
-        #expect(result6 == ["a", "b"])
-        #expect(machine.state == .finished)
+        let action = machine.finish(with: "done")
+        #expect(Array(action.handlers) == ["a", "b"])
         #expect(machine.pendingHandlerCount == 0)
-        guard case .runNow(let handler, let outcome) = machine.addHandler("late", startImmediately: true) else {
-            Issue.record("a handler added after finish must run at once")
-            return
-        }
-        #expect(handler == "late")
-        #expect(outcome == "done")
+        let again = machine.finish(with: "twice")
+        #expect(again.handlers.isEmpty)
+        #expect(machine.outcome == "done", "a second finish changes nothing")
     }
 
-    @Test func cancelBeforeStartDeliversTheCancelledOutcomeWithoutAPipeline() {
-        var machine = Machine()
-        _ = machine.addHandler("a", startImmediately: false)
-        guard
-            case .deliver(let handlers, let outcome) = machine.cancel(
-                with: Self.cancelled,
-                outcomeIfNotStarted: { "cancelled" }
-            )
-        else {
-            Issue.record("cancel before start must deliver at once")
-            return
-        }
-        #expect(handlers == ["a"])
-        #expect(outcome == "cancelled")
-        #expect(machine.state == .cancelled)
-        guard case .runNow(_, let late) = machine.addHandler("b", startImmediately: true) else {
-            Issue.record("late handlers of a cancelled request run at once")
-            return
-        }
-        #expect(late == "cancelled")
-    }
-
-    @Test func cancelWhileRunningWakesParkedWaitersAndWaitsForThePipeline() {
+    @Test func cancelWhileRunningStopsThePipelineAndTheRequestEndsCancelled() {
         var machine = Machine()
         _ = machine.addHandler("a", startImmediately: true)
-        let result7 = machine.suspend()
-        #expect(result7)
-        let result8 = machine.waitIfSuspended(3)
-        #expect(result8 == .parked)
-        guard
-            case .cancelPipeline(let waiters, _) = machine.cancel(
-                with: Self.cancelled,
-                outcomeIfNotStarted: { "unused" }
-            )
-        else {
-            Issue.record("cancel of a running request must stop the pipeline")
-            return
-        }
-        #expect(waiters == [3])
-        #expect(machine.state == .cancelled)
-        #expect(machine.outcome == nil)
-        let result9 = machine.waitIfSuspended(4)
-        #expect(result9 == .cancelled)
-        let result10 = machine.finish(with: "cancelled by caller")
-        #expect(result10 == ["a"])
-        #expect(machine.state == .cancelled, "cancelled is final: finishing keeps it")
-    }
-
-    @Test(arguments: [RequestState.cancelled, .finished])
-    func finalStatesIgnoreEveryTransition(final: RequestState) {
-        var machine = Machine()
-        _ = machine.resume()
-        if final == .cancelled {
-            _ = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
-            _ = machine.finish(with: "x")
-        } else {
-            _ = machine.finish(with: "x")
-        }
-        guard case .none = machine.resume() else {
-            Issue.record("resume of a final request must do nothing")
-            return
-        }
-        let result11 = machine.suspend()
-        #expect(!result11)
-        guard case .none = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" }) else {
-            Issue.record("cancel of a final request must do nothing")
-            return
-        }
-        #expect(machine.state == final)
-    }
-
-    @Test func updateOutcomeOnlyChangesAFinishedRequest() {
-        var machine = Machine()
-        machine.updateOutcome { $0 = "changed" }
-        #expect(machine.outcome == nil)
-        _ = machine.resume()
-        _ = machine.finish(with: "ok")
-        machine.updateOutcome { $0 += "+validated" }
-        #expect(machine.outcome == "ok+validated")
-    }
-
-    static let cancelled = KiteError(code: .cancelled, message: "cancelled")
-    static let timeout = KiteError(code: .timedOut, message: "total", timeout: .total)
-
-    @Test func abortWakesWaitersOnceAndTheFirstReasonWins() {
-        var machine = Machine()
-        _ = machine.resume()
         _ = machine.suspend()
-        _ = machine.waitIfSuspended(1)
-        let first = machine.abort(with: Self.timeout)
-        #expect(first?.waiters == [1])
-        #expect(machine.state == .suspended, "an abort is not a cancel: the state stays")
-        #expect(machine.abortError?.code == .timedOut)
-        let second = machine.abort(with: Self.cancelled)
-        #expect(second == nil, "the first reason wins")
+        _ = machine.park(3)
         guard case .cancelPipeline(let waiters, _) = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
         else {
             Issue.record("cancel of a running request must stop the pipeline")
             return
         }
-        #expect(waiters.isEmpty)
-        #expect(machine.abortError?.code == .timedOut, "cancel does not replace an earlier abort")
-        #expect(machine.checkpoint == .cancelled)
+        #expect(waiters == [3])
+        #expect(machine.finishingError?.code == .cancelled)
+        #expect(machine.outcome == nil, "the pipeline reports the outcome when it has stopped")
+        let action = machine.finish(with: "cancelled by caller")
+        #expect(Array(action.handlers) == ["a"])
+        #expect(machine.requestState == .cancelled, "cancelled is final: finishing keeps it")
     }
 
-    @Test func anAbortBeforeThePipelineTaskExistsCancelsItWhenItArrives() {
+    @Test func theFirstStopReasonWinsAndATimeoutIsNotACancel() {
         var machine = Machine()
         _ = machine.resume()
-        #expect(machine.checkpoint == .proceed)
         _ = machine.abort(with: Self.timeout)
-        let cancelNow = machine.pipelineStarted(Task {})
-        #expect(cancelNow)
-        #expect(machine.pipelineTask != nil)
-        _ = machine.finish(with: "x")
-        #expect(machine.pipelineTask == nil, "a finished request lets its task go")
+        #expect(machine.finishingError == nil, "a timeout alone does not turn a complete response into a failure")
+        #expect(machine.checkpoint == .stop(Self.timeout))
+        _ = machine.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
+        #expect(machine.stopReason?.code == .timedOut, "cancel does not replace an earlier stop")
+        #expect(machine.finishingError?.code == .timedOut)
+        #expect(machine.requestState == .cancelled)
+    }
+
+    @Test func theTotalTimeoutNoLongerStopsARequestThatIsDelivering() {
+        var machine = Machine()
+        _ = machine.resume()
+        machine.enter(.deliver)
+        let result3 = machine.abort(with: Self.timeout)
+        #expect(result3 == nil)
+        #expect(machine.checkpoint == .proceed)
+    }
+
+    @Test func finishingHandsBackTheTotalTimerToCancel() {
+        var machine = Machine()
+        _ = machine.resume()
+        let result4 = machine.totalTimerStarted(Task {})
+        #expect(!result4)
+        let result5 = machine.finish(with: "x")
+        #expect(result5.totalTimer != nil)
     }
 
     @Test func validatorsRunOncePerAttemptAndAgainAfterARetry() {
         var machine = Machine()
         _ = machine.resume()
-        let stored = machine.addValidator("status")
-        #expect(stored == nil)
-        let first = Array(machine.takePendingValidators())
-        #expect(first == ["status"])
-        let again = machine.takePendingValidators()
-        #expect(again.isEmpty, "a validator runs once per attempt")
-        _ = machine.addValidator("type")
-        let added = Array(machine.takePendingValidators())
-        #expect(added == ["type"], "one added later runs at delivery")
-        let retried = machine.startRetry()
-        #expect(retried)
+        machine.addValidator("status")
+        let result6 = Array(machine.takePendingValidators())
+        #expect(result6 == ["status"])
+        let result7 = machine.takePendingValidators()
+        #expect(result7.isEmpty, "a validator runs once per attempt")
+        machine.addValidator("type")
+        let result8 = Array(machine.takePendingValidators())
+        #expect(result8 == ["type"], "one added later runs at delivery")
+        let result9 = machine.startRetry()
+        #expect(result9)
         #expect(machine.retryCount == 1)
-        let rerun = Array(machine.takePendingValidators())
-        #expect(rerun == ["status", "type"], "a retry checks its new response")
+        let result10 = Array(machine.takePendingValidators())
+        #expect(result10 == ["status", "type"], "a retry checks its new response")
         _ = machine.finish(with: "done")
-        let late = machine.addValidator("late")
-        #expect(late == "done", "a validator added after the end checks the outcome")
+        #expect(machine.retryCount == 1, "a finished request remembers its retries")
     }
 
-    @Test func noRetryStartsOnceTheRequestIsStopping() {
+    @Test func aValidatorAddedAfterTheEndChecksOnlyTheHandlersAttachedAfterIt() {
         var machine = Machine()
         _ = machine.resume()
-        _ = machine.abort(with: Self.timeout)
-        let retried = machine.startRetry()
-        #expect(!retried)
+        _ = machine.finish(with: "done")
+        guard case .runNow(_, _, let before) = machine.addHandler("early", startImmediately: true) else {
+            Issue.record("a handler added after finish runs at once")
+            return
+        }
+        #expect(before.isEmpty)
+        machine.addValidator("late")
+        guard case .runNow(_, let outcome, let after) = machine.addHandler("later", startImmediately: true) else {
+            Issue.record("a handler added after finish runs at once")
+            return
+        }
+        #expect(Array(after) == ["late"])
+        #expect(outcome == "done", "the stored outcome is not rewritten")
+        #expect(machine.outcome == "done")
+    }
+
+    @Test func noRetryAfterAStreamHandedOutBytes() {
+        var machine = Machine()
+        _ = machine.resume()
+        machine.bodyDelivered()
+        let result11 = machine.startRetry()
+        #expect(!result11)
         #expect(machine.retryCount == 0)
-        var cancelled = Machine()
-        _ = cancelled.resume()
-        _ = cancelled.cancel(with: Self.cancelled, outcomeIfNotStarted: { "" })
-        let retriedCancelled = cancelled.startRetry()
-        #expect(!retriedCancelled)
     }
 
     @Test func aRetryGoesBackToAdaptAndEveryOtherMoveGoesForward() {
@@ -263,11 +436,9 @@ typealias Machine = RequestStateMachine<Int, String, String, String>
             machine.enter(stage)
             #expect(machine.stage == stage)
         }
-        let retried = machine.startRetry()
-        #expect(retried)
+        let result12 = machine.startRetry()
+        #expect(result12)
         #expect(machine.stage == .adapt, "a retry goes back to adapt")
-        machine.enter(.retryDecision)
-        machine.enter(.deliver)
         machine.enter(.deliver)
         #expect(machine.stage == .deliver)
     }

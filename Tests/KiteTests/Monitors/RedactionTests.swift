@@ -48,18 +48,18 @@ import Testing
     }
 
     @Test func aSessionWithoutLoggingMetricsOrTracingHasNoTelemetry() {
-        #expect(Session(configuration: .default).telemetry == nil)
+        #expect(Session(configuration: .default).context.telemetry == nil)
         var quiet = Logger(label: "quiet")
         quiet.logLevel = .notice
-        #expect(Session(configuration: .default, logger: quiet).telemetry == nil)
+        #expect(Session(configuration: .default, logger: quiet).context.telemetry == nil)
         var chatty = Logger(label: "chatty")
         chatty.logLevel = .info
-        #expect(Session(configuration: .default, logger: chatty).telemetry?.logger != nil)
+        #expect(Session(configuration: .default, logger: chatty).context.telemetry?.logger != nil)
         var metered = Session.Configuration()
         metered.metrics = .enabled  // nothing is bootstrapped in the tests: swift-metrics' no-op factory
-        #expect(Session(configuration: metered).telemetry == nil)
+        #expect(Session(configuration: metered).context.telemetry == nil)
         metered.metrics = .enabled(factory: TestMetrics())
-        let telemetry = Session(configuration: metered).telemetry
+        let telemetry = Session(configuration: metered).context.telemetry
         #expect(telemetry?.metricsFactory != nil && telemetry?.logger == nil && telemetry?.tracer == nil)
     }
 }

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 ///
 /// Reports that would go backwards (a body re-sent after a redirect) are dropped, so observers
 /// see a monotonic sequence. A request's upload and download reporters keep their state in the
-/// request's own state box (``BaseRequest/Storage``), so they cost the request no allocation of
+/// request's state machine (``RequestRecord/progress``), so they cost the request no allocation of
 /// their own; none of their methods is called while that box is locked.
 struct ProgressReporter {
     struct State {
@@ -39,19 +39,19 @@ struct ProgressReporter {
         }
     }
 
-    private let box: NIOLockedValueBox<BaseRequest.Storage>
+    private let box: NIOLockedValueBox<BaseRequest.Machine>
     private let isUpload: Bool
 
     /// The reporter of one direction of the request whose state box is `box`.
-    init(in box: NIOLockedValueBox<BaseRequest.Storage>, isUpload: Bool) {
+    init(in box: NIOLockedValueBox<BaseRequest.Machine>, isUpload: Bool) {
         self.box = box
         self.isUpload = isUpload
     }
 
     /// Runs `body` on this reporter's state, under the shared lock.
     private func withState<Result>(_ body: (inout State) -> Result) -> Result {
-        self.box.withLockedValue { storage in
-            self.isUpload ? body(&storage.progress.upload) : body(&storage.progress.download)
+        self.box.withLockedValue { machine in
+            self.isUpload ? body(&machine.record.progress.upload) : body(&machine.record.progress.download)
         }
     }
 

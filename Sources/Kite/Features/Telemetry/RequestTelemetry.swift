@@ -85,20 +85,20 @@ final class RequestTelemetry: Sendable {
             span.attributes[Names.scheme] = target.scheme
             span.attributes[Names.serverAddress] = target.host
             span.attributes[Names.serverPort] = target.port
-            request.storage.withLockedValue { $0.span = span }
+            request.machine.withLockedValue { $0.record.span = span }
         }
     }
 
     /// Puts the request's span context into the head about to be sent (W3C `traceparent` with a tracer
     /// that propagates it).
     func inject(into head: inout HTTPRequest, for request: BaseRequest) {
-        guard let tracer = self.tracer, let span = request.storage.withLockedValue({ $0.span }) else { return }
+        guard let tracer = self.tracer, let span = request.machine.withLockedValue({ $0.record.span }) else { return }
         tracer.inject(span.context, into: &head.headerFields, using: HTTPFieldsInjector())
     }
 
     /// A redirect is about to be followed: an event on the span.
     func redirecting(_ request: BaseRequest, to next: HTTPRequest, status: Int) {
-        guard self.tracer != nil, let span = request.storage.withLockedValue({ $0.span }) else { return }
+        guard self.tracer != nil, let span = request.machine.withLockedValue({ $0.record.span }) else { return }
         span.addEvent(
             SpanEvent(
                 name: "http.redirect",
@@ -112,7 +112,7 @@ final class RequestTelemetry: Sendable {
 
     /// The request is being sent again: an event on the span.
     func retrying(_ request: BaseRequest, after error: KiteError, resendCount: Int) {
-        guard self.tracer != nil, let span = request.storage.withLockedValue({ $0.span }) else { return }
+        guard self.tracer != nil, let span = request.machine.withLockedValue({ $0.record.span }) else { return }
         span.addEvent(
             SpanEvent(
                 name: "http.retry",
@@ -136,7 +136,7 @@ final class RequestTelemetry: Sendable {
         if started, let factory = self.metricsFactory {
             self.record(target, status: status, errorType: errorType, duration: duration, factory: factory)
         }
-        if self.tracer != nil, let span = request.storage.withLockedValue({ $0.span }) {
+        if self.tracer != nil, let span = request.machine.withLockedValue({ $0.record.span }) {
             if let status { span.attributes[Names.statusCode] = status }
             span.attributes[Names.resendCount] = resendCount
             if let metrics = outcome.metrics {

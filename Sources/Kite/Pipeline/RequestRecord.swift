@@ -1,0 +1,40 @@
+import Foundation
+import HTTPTypes
+import Tracing
+
+/// A request's settings and records: what the caller set before it started, and what the pipeline wrote
+/// as it ran. Part of the request's state machine (``RequestStateMachine/record``), under its one lock; the
+/// machine owns these fields but makes no decision on them.
+struct RequestRecord {
+    // Settings, set before the request starts.
+
+    /// The request's own interceptor, redirect handler and credential.
+    var interceptor: (any RequestInterceptor)?
+    var redirectHandler: (any RedirectHandler)?
+    var credential: Credential?
+    /// Per-request rate limits.
+    var uploadLimiter: RateLimiter?
+    var downloadLimiter: RateLimiter?
+    /// The data request's own response size limit: `nil` uses the session's, `.some(nil)` has none.
+    var maximumResponseSize: Int64?? = nil
+
+    // Records, written as the request runs.
+
+    /// ``BaseRequest/id``, made when first asked for.
+    var id: UUID?
+    var sentRequest: HTTPRequest?
+    /// The latest attempt's response head, while the request runs (for retriers).
+    var lastResponse: HTTPResponse?
+    /// Request body bytes handed to the engine in the latest attempt.
+    var bytesSent: Int64 = 0
+    /// The state of the upload and download progress reporters.
+    var progress = ProgressReporter.States()
+    /// The request's span, when the session traces.
+    var span: (any Tracing.Span)?
+    /// The connection of the latest exchange, when the session collects connection metrics.
+    var connection: ConnectionProbe.Record?
+    /// How many retries the request made, once it is over.
+    var finalRetryCount = 0
+    /// A stream request's readers.
+    var streamConsumers: [DataStreamRequest.Consumer] = []
+}

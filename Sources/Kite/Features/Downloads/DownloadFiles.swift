@@ -27,17 +27,44 @@ enum DownloadFiles {
                 underlyingError: error
             )
         }
-        return self.directory.appendingPathComponent("\(UUID().uuidString).\(pathExtension)")
+        return self.unusedTemporaryURL(extension: pathExtension)
     }
 
-    /// Moves `source` to `destination` with one `rename`, so the destination is never half-written:
-    /// it holds either what it held before or the whole download.
-    static func move(
-        _ source: URL,
-        to destination: URL,
+    /// A new, unused file URL in ``directory``, which neither the folder nor the file is created for.
+    static func unusedTemporaryURL(extension pathExtension: String) -> URL {
+        self.directory.appendingPathComponent("\(UUID().uuidString).\(pathExtension)")
+    }
+
+    /// The longest part of the destination's name a staging file's name keeps, in bytes of UTF-8: with the dot
+    /// before it and `.<UUID>.kite-partial` after it, the name stays under the 255 bytes of common file systems.
+    static let maximumStagedNameLength = 160
+
+    /// A new, unused, hidden file URL in `destination`'s folder to write the download to, so that moving it
+    /// into place is a `rename` on one file system: `.<name>.<UUID>.kite-partial`, the name cut to
+    /// ``maximumStagedNameLength`` bytes (at a character boundary).
+    static func stagingURL(beside destination: URL) -> URL {
+        var name = ""
+        var length = 0
+        for character in destination.lastPathComponent {
+            length += character.utf8.count
+            guard length <= self.maximumStagedNameLength else { break }
+            name.append(character)
+        }
+        return destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(name).\(UUID().uuidString).kite-partial", isDirectory: false)
+    }
+
+    /// Checks that `destination` is a file URL whose folder exists, or creates the folder when `options`
+    /// contain `.createIntermediateDirectories`; returns the folder.
+    ///
+    /// A download calls this when its response head arrives, to stage its bytes in that folder, and again
+    /// (through ``move(_:to:options:summary:)``) when it moves the file into place.
+    @discardableResult
+    static func prepareFolder(
+        of destination: URL,
         options: DownloadRequest.Options,
         summary: RequestSummary
-    ) throws(KiteError) {
+    ) throws(KiteError) -> URL {
         func failure(_ message: String, _ error: (any Error)? = nil) -> KiteError {
             KiteError(code: .downloadFailed, message: message, request: summary, underlyingError: error)
         }
@@ -61,6 +88,27 @@ enum DownloadFiles {
         } else if !isDirectory.boolValue {
             throw failure("the destination folder \(folder.path) is a file")
         }
+        return folder
+    }
+
+    /// Moves `source` to `destination` with one `rename`, so the destination is never half-written:
+    /// it holds either what it held before or the whole download.
+    ///
+    /// A download with a destination is staged in the destination's folder (``stagingURL(beside:)``), so the
+    /// `rename` stays on one file system. Only a source on another file system (the partial file of a download
+    /// resumed to another destination) is copied, next to the destination, and then renamed.
+    static func move(
+        _ source: URL,
+        to destination: URL,
+        options: DownloadRequest.Options,
+        summary: RequestSummary
+    ) throws(KiteError) {
+        func failure(_ message: String, _ error: (any Error)? = nil) -> KiteError {
+            KiteError(code: .downloadFailed, message: message, request: summary, underlyingError: error)
+        }
+        let fileManager = FileManager.default
+        let folder = try self.prepareFolder(of: destination, options: options, summary: summary)
+        var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: destination.path, isDirectory: &isDirectory) {
             if isDirectory.boolValue {
                 throw failure("the destination \(destination.path) is a directory")

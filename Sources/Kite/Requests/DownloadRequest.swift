@@ -5,11 +5,14 @@ import NIOCore
 
 /// A request whose response body streams to a file on disk, in constant memory.
 ///
-/// The bytes go to a temporary file as they arrive; only when the download completed and passed
-/// validation is the file moved to its destination (atomically, so an existing file there is never
-/// half-overwritten). A failed or invalid download leaves nothing at the destination. A download
-/// cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived carries resume data
-/// for ``Session/download(resumingWith:to:)``.
+/// The bytes go to a partial file as they arrive: with a ``Destination``, a hidden file in the destination's
+/// folder (`.<name>.<UUID>.kite-partial`), so that it is on the destination's file system; without one, a
+/// file in the temporary directory. Only when the download completed and passed validation is the file moved
+/// to its destination, with one `rename` (atomic, so an existing file there is never half-overwritten, and
+/// never a copy). A failed or invalid download leaves nothing at the destination and removes its partial
+/// file. A download cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived keeps its
+/// partial file and carries resume data for ``Session/download(resumingWith:to:)``, which continues the
+/// file where it is.
 ///
 /// ```swift
 /// let destination: DownloadRequest.Destination = { _, _ in
@@ -22,8 +25,34 @@ import NIOCore
 /// ```
 // @unchecked: the added mutable state lives in `download`, a NIOLockedValueBox; the rest is immutable.
 public final class DownloadRequest: BaseRequest, @unchecked Sendable {
-    /// Where a completed, validated download goes: given the temporary file and the response head,
+    /// Where a completed, validated download goes: given the file the bytes would go to and the response head,
     /// returns the destination and how to put the file there.
+    ///
+    /// Kite asks when the response head arrives, before the body, not after the download as Alamofire
+    /// does: knowing the destination first lets Kite write the body beside it, in a hidden partial file
+    /// (`.<name>.<UUID>.kite-partial`) in the destination's folder. Moving the finished file into place
+    /// is then a `rename` on one file system, however large the file, where a partial file in the
+    /// temporary directory (`/tmp`) would be copied, byte by byte, to a destination on another file system
+    /// (a tmpfs, a data volume, a container mount). So:
+    /// - When the closure runs, no body byte has arrived. `temporaryURL` is the partial file only for a
+    ///   download resumed from resume data (the bytes so far are in it, and the rest is appended to it where
+    ///   it is); otherwise it is a unique URL in Kite's temporary folder at which no file exists, since the
+    ///   partial file is made in the folder the closure chooses. Do not read the body from it.
+    /// - The closure is asked once per attempt, for the response that carries the body (after redirects),
+    ///   before validation: also for a response that then fails validation (which removes the partial file
+    ///   and leaves the destination untouched), and again when a retrier sends the request again. It is not
+    ///   asked again when the file is moved into place.
+    /// - A destination that is not a file URL, or whose folder is missing (without
+    ///   ``Options/createIntermediateDirectories``) or is a file, fails the download with `downloadFailed`
+    ///   as soon as the head arrives, with the message the move would give. A file already at the
+    ///   destination, or a directory there, is checked when the file is moved into place, as before.
+    ///
+    /// ```swift
+    /// let destination: DownloadRequest.Destination = { _, response in
+    ///     let name = response.status == .ok ? "report.pdf" : "error.html"
+    ///     return (URL(fileURLWithPath: "/tmp/kite").appendingPathComponent(name), [.createIntermediateDirectories])
+    /// }
+    /// ```
     public typealias Destination =
         @Sendable (_ temporaryURL: URL, _ response: HTTPResponse) -> (destinationURL: URL, options: Options)
 
@@ -45,9 +74,18 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         public static let removePreviousFile = Options(rawValue: 1 << 1)
     }
 
+    /// Where the destination closure put the current attempt's file, and how.
+    struct Placement: Equatable {
+        var destinationURL: URL
+        var options: Options
+    }
+
     struct State {
-        /// The temporary file bytes are written to.
+        /// The file bytes are written to: beside the destination when there is one, else a temporary file.
         var partialURL: URL?
+        /// The destination and options the ``Destination`` closure gave for this attempt, asked once when the
+        /// response head arrived; `nil` without a destination.
+        var placement: Placement?
         /// Bytes in the partial file.
         var bytesOnDisk: Int64 = 0
         /// Whether the server's response allows resuming (validators, ranges, no content coding).
@@ -128,8 +166,9 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         let head = response.head
         let method = outcome.request?.method ?? .get
         var offset: Int64 = 0
-        var partialURL: URL
+        let partialURL: URL
         if let resuming, let partial = resuming.partialFileURL {
+            // A resumed download continues its partial file where it is.
             partialURL = partial
             self.download.withLockedValue { $0.partialURL = partial }
             offset = try self.resumeOffset(for: head, resuming: resuming)
@@ -137,6 +176,14 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
                 counter.startOffset = offset
                 counter.total = ContentRange(head.headerFields[.contentRange] ?? "")?.completeLength
             }
+            try self.place(head, url: outcome.url, temporaryURL: partial)
+        } else if let placement = try self.place(
+            head,
+            url: outcome.url,
+            temporaryURL: DownloadFiles.unusedTemporaryURL(extension: "partial")
+        ) {
+            // Staged on the destination's file system, so the move into place is a rename.
+            partialURL = DownloadFiles.stagingURL(beside: placement.destinationURL)
         } else {
             partialURL = try DownloadFiles.makeTemporaryURL(extension: "partial", summary: self.summary)
         }
@@ -214,6 +261,20 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         }
     }
 
+    /// Asks the ``Destination`` closure, when there is one, where this attempt's file goes, records the answer
+    /// for ``finalize(_:)`` and makes sure the destination's folder is there to stage the file in.
+    ///
+    /// - Returns: The destination and its options; `nil` without a destination.
+    @discardableResult
+    private func place(_ head: HTTPResponse, url: URL?, temporaryURL: URL) throws(KiteError) -> Placement? {
+        guard let destination = self.destination else { return nil }
+        let (target, options) = DownloadRequest.$responseURL.withValue(url) { destination(temporaryURL, head) }
+        let placement = Placement(destinationURL: target, options: options)
+        self.download.withLockedValue { $0.placement = placement }
+        try DownloadFiles.prepareFolder(of: target, options: options, summary: self.summary)
+        return placement
+    }
+
     /// Where the body of a resumed download starts: the partial file's length after a 206 that
     /// continues it, 0 after a 200 (the server sent the whole file again).
     private func resumeOffset(for head: HTTPResponse, resuming: ResumeData) throws(KiteError) -> Int64 {
@@ -256,6 +317,7 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         let partial = self.download.withLockedValue { state -> URL? in
             let partial = state.partialURL
             state.partialURL = nil
+            state.placement = nil
             state.bytesOnDisk = 0
             state.resumable = nil
             return partial
@@ -279,7 +341,7 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
             return outcome
         }
         do {
-            outcome.fileURL = try self.moveIntoPlace(partialURL, response: outcome.response, url: outcome.url)
+            outcome.fileURL = try self.moveIntoPlace(partialURL, placement: state.placement)
         } catch {
             DownloadFiles.remove(partialURL)
             outcome.fileURL = nil
@@ -298,14 +360,17 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         }
     }
 
-    private func moveIntoPlace(_ partialURL: URL, response: HTTPResponse?, url: URL?) throws(KiteError) -> URL {
-        guard let response, let destination = self.destination else {
+    /// Moves the finished file to where the destination closure said when the head arrived (it is not asked
+    /// again), with every check of ``DownloadFiles/move(_:to:options:summary:)``; without a destination, to a
+    /// temporary URL.
+    private func moveIntoPlace(_ partialURL: URL, placement: Placement?) throws(KiteError) -> URL {
+        guard let placement else {
             let temporary = try DownloadFiles.makeTemporaryURL(extension: "download", summary: self.summary)
             try DownloadFiles.move(partialURL, to: temporary, options: [], summary: self.summary)
             return temporary
         }
-        let (target, options) = DownloadRequest.$responseURL.withValue(url) { destination(partialURL, response) }
-        try DownloadFiles.move(partialURL, to: target, options: options, summary: self.summary)
+        let target = placement.destinationURL
+        try DownloadFiles.move(partialURL, to: target, options: placement.options, summary: self.summary)
         return target
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 
 extension Session {
-    /// Downloads to a file: the body streams to a temporary file and, once complete and valid, is
-    /// moved to `destination` (or stays at a temporary URL the response reports).
+    /// Downloads to a file: the body streams to a partial file (beside `destination`, so the move is a
+    /// rename) and, once complete and valid, is moved to `destination` (or, without one, stays at a
+    /// temporary URL the response reports).
     ///
     /// ```swift
     /// let fileURL = try await session.download(

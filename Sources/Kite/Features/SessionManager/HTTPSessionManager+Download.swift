@@ -8,9 +8,11 @@ import FoundationNetworking
 extension HTTPSessionManager {
     /// Downloads to a file: AFNetworking's `downloadTaskWithRequest:progress:destination:completionHandler:`.
     ///
-    /// The body streams to a temporary file; `destination` says where it goes once it is complete (a file
-    /// already there makes the download fail, as a move onto an existing file fails in AFNetworking). The
-    /// status is not validated: a `404` completes with its file and no error. The completion runs on
+    /// `destination` says where the file goes once it is complete (a file already there makes the download
+    /// fail, as a move onto an existing file fails in AFNetworking). Unlike AFNetworking, Kite asks it when the
+    /// response head arrives and streams the body to a hidden partial file in the destination's folder, so the
+    /// finished file is renamed into place, never copied across file systems (see ``DownloadRequest/Destination``:
+    /// the URL it is given is not the body's file). The status is not validated: a `404` completes with its file and no error. The completion runs on
     /// ``completionQueue`` in ``completionGroup``, and the request is listed in ``downloadTasks`` until then.
     ///
     /// ```swift
@@ -23,7 +25,7 @@ extension HTTPSessionManager {
     /// - Parameters:
     ///   - request: The request.
     ///   - downloadProgress: Called as the body arrives.
-    ///   - destination: Where the file goes, given its temporary URL and the response; `nil` leaves it at the
+    ///   - destination: Where the file goes, given a temporary URL and the response head; `nil` leaves it at a
     ///     temporary URL.
     ///   - completionHandler: Called with the response, the file's URL and the error.
     /// - Returns: The request, or `nil` when the session was invalidated (the completion gets the error).

@@ -77,7 +77,8 @@ struct DownloadStagingTests {
         #expect(during == [partial.lastPathComponent], "only the partial file: \(during)")
         #expect(Self.isStagingName(partial.lastPathComponent, for: "staged.bin"), "\(partial.lastPathComponent)")
         #expect(SharedMemory.fileSystem(of: partial) == SharedMemory.fileSystem(of: folder))
-        #expect(SharedMemory.fileSystem(of: partial) != SharedMemory.fileSystem(of: FileManager.default.temporaryDirectory))
+        let temporaryDirectory = FileManager.default.temporaryDirectory
+        #expect(SharedMemory.fileSystem(of: partial) != SharedMemory.fileSystem(of: temporaryDirectory))
 
         request.resume()
         let response = await task.response
@@ -144,5 +145,25 @@ struct DownloadStagingTests {
         #expect(resumed.metrics?.bytesReceived == Int64(size) - token.bytes, "only the rest was downloaded")
         #expect(try Data(contentsOf: target) == DownloadTests.rangeBody(size))
         #expect(try Self.contents(of: folder) == ["resumed.bin"], "no staging file is left")
+    }
+}
+
+/// The staging file's name, without a file system.
+@Suite struct StagingNameTests {
+    @Test(arguments: [
+        ("report.pdf", ".report.pdf."),
+        (String(repeating: "a", count: 255), "." + String(repeating: "a", count: 160) + "."),
+        (String(repeating: "€", count: 85), "." + String(repeating: "€", count: 53) + "."),
+    ])
+    func aStagingNameStaysWithinTheFileSystemsLimit(name: String, prefix: String) throws {
+        let destination = URL(fileURLWithPath: "/data/downloads").appendingPathComponent(name)
+        let staging = DownloadFiles.stagingURL(beside: destination)
+        #expect(staging.deletingLastPathComponent().path == "/data/downloads")
+        let stagingName = staging.lastPathComponent
+        #expect(stagingName.hasPrefix(prefix), "\(stagingName)")
+        #expect(stagingName.hasSuffix(".kite-partial"))
+        #expect(stagingName.utf8.count <= 255, "\(stagingName.utf8.count) bytes")
+        let uuid = stagingName.dropFirst(prefix.count).dropLast(".kite-partial".count)
+        #expect(UUID(uuidString: String(uuid)) != nil, "\(stagingName)")
     }
 }

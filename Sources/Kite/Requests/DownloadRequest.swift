@@ -8,11 +8,10 @@ import NIOCore
 /// The bytes go to a partial file as they arrive: with a ``Destination``, a hidden file in the destination's
 /// folder (`.<name>.<UUID>.kite-partial`), so that it is on the destination's file system; without one, a
 /// file in the temporary directory. Only when the download completed and passed validation is the file moved
-/// to its destination, with one `rename` (atomic, so an existing file there is never half-overwritten, and
-/// never a copy). A failed or invalid download leaves nothing at the destination and removes its partial
-/// file. A download cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived keeps its
-/// partial file and carries resume data for ``Session/download(resumingWith:to:)``, which continues the
-/// file where it is.
+/// to its destination, with one `rename` (atomic, so an existing file there is never half-overwritten). A
+/// failed or invalid download leaves nothing at the destination and removes its partial file. A download
+/// cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived keeps its partial file and
+/// carries resume data for ``Session/download(resumingWith:to:)``, which continues the file where it is.
 ///
 /// ```swift
 /// let destination: DownloadRequest.Destination = { _, _ in
@@ -25,8 +24,8 @@ import NIOCore
 /// ```
 // @unchecked: the added mutable state lives in `download`, a NIOLockedValueBox; the rest is immutable.
 public final class DownloadRequest: BaseRequest, @unchecked Sendable {
-    /// Where a completed, validated download goes: given the file the bytes would go to and the response head,
-    /// returns the destination and how to put the file there.
+    /// Where a completed, validated download goes: given a temporary URL and the response head, returns the
+    /// destination and how to put the file there.
     ///
     /// Kite asks when the response head arrives, before the body, not after the download as Alamofire
     /// does: knowing the destination first lets Kite write the body beside it, in a hidden partial file

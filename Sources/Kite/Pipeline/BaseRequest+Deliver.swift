@@ -27,7 +27,7 @@ extension BaseRequest {
                 return
             }
             if pending.isEmpty {
-                outcome = await self.finalize(outcome)
+                outcome = await self.sink.finalize(outcome, of: self)
                 finalized = true
                 continue
             }

@@ -96,7 +96,7 @@ extension BaseRequest {
                 // The draft is not kept across a suspension: the async frames stay small.
                 let draft = try self.draftResult.get()
                 let head = try self.build(draft, run: &run)
-                body = try self.makeRequestBody(for: draft).map(self.observingUpload)
+                body = try self.bodySource.makeBody(for: draft, summary: self.summary).map(self.observingUpload)
                 try await self.checkpoint()
                 let adapted = try await self.adapt(head, run: run)
                 outcome.request = adapted
@@ -106,7 +106,7 @@ extension BaseRequest {
                 }
                 let (response, finalHead) = try await self.send(adapted, body: body, run: &run)
                 let received = self.beginReceiving(response, for: finalHead, into: &outcome, run: &run)
-                try await self.receiveBody(received, into: &outcome, counter: &run.counter)
+                try await self.sink.receive(received, into: &outcome, counter: &run.counter, for: self)
                 try self.endReceiving(run)
                 self.validate(&outcome)
             } catch {

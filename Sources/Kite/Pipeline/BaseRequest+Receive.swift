@@ -4,7 +4,7 @@ import NIOCore
 
 extension BaseRequest {
     /// Receive, before the body: decodes a compressed body, records the URL that answered and sets up the
-    /// body count. Then ``receiveBody(_:into:counter:)`` reads the body (each kind of request its own way)
+    /// body count. Then the request's ``ResponseSink`` reads the body (each kind of request its own way)
     /// and ``endReceiving(_:)`` closes the stage.
     ///
     /// The stage's two halves are synchronous so the body is read one async call from the pipeline, as
@@ -54,5 +54,42 @@ extension BaseRequest {
             // The engine may end a cancelled body quietly.
             throw abort
         }
+    }
+
+    /// The next response body chunk, after waiting out a suspension and the download rate limits;
+    /// counts it and reports download progress. Engine errors arrive as ``KiteError``.
+    func nextChunk(
+        _ iterator: inout ByteChunks.AsyncIterator,
+        counter: inout BodyCounter
+    ) async throws(KiteError) -> ByteBuffer? {
+        try await self.checkpoint()
+        let chunk: ByteBuffer?
+        do {
+            chunk = try await iterator.next()
+        } catch let error as KiteError {
+            throw error
+        } catch {
+            throw KiteError(code: .connectionLost, message: "reading the response failed", underlyingError: error)
+        }
+        guard let chunk else { return nil }
+        counter.received += Int64(chunk.readableBytes)
+        if !counter.limiters.isEmpty {
+            do {
+                try await counter.limiters.acquire(chunk.readableBytes)
+            } catch {
+                throw self.abortError ?? self.cancellationError
+            }
+        }
+        if let monitor = self.context.eventMonitor {
+            if let progress = self.downloadReporter.report(
+                completed: counter.startOffset + counter.received,
+                total: counter.total
+            ) {
+                monitor.request(self, didUpdateDownloadProgress: progress)
+            }
+        } else if self.downloadReporter.hasObservers {
+            self.downloadReporter.report(completed: counter.startOffset + counter.received, total: counter.total)
+        }
+        return chunk
     }
 }

@@ -86,7 +86,7 @@ extension BaseRequest {
         guard retrying else {
             return .fail(self.abortError ?? self.cancellationError)
         }
-        await self.prepareForRetry()
+        await self.sink.prepareForRetry(of: self)
         self.context.eventMonitor?.requestIsRetrying(self)
         self.context.telemetry?.retrying(self, after: error, resendCount: self.retryCount)
         return .retry

@@ -27,7 +27,7 @@ extension BaseRequest {
                     head: self.prepared(hop.head, cookies: run.handlesCookies),
                     body: hop.body,
                     deadline: run.deadline,
-                    bodyDelivery: self.responseBodyDelivery
+                    bodyDelivery: self.sink.bodyDelivery
                 )
             )
             if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }

@@ -35,6 +35,8 @@ struct RequestRecord {
     var connection: ConnectionProbe.Record?
     /// How many retries the request made, once it is over.
     var finalRetryCount = 0
+    /// A download's partial file and placement.
+    var download = DownloadRecord()
     /// A stream request's readers.
-    var streamConsumers: [DataStreamRequest.Consumer] = []
+    var streamReaders: [StreamSink.Reader] = []
 }

@@ -79,9 +79,22 @@ public class BaseRequest: @unchecked Sendable {
     let uploadReporter: ProgressReporter
     let downloadReporter: ProgressReporter
 
-    init(session: Session, draft: Result<RequestDraft, KiteError>) {
+    /// Where the response body goes: what differs between the kinds of request.
+    let sink: any ResponseSink
+
+    /// Where the request body comes from.
+    let bodySource: RequestBodySource
+
+    init(
+        session: Session,
+        draft: Result<RequestDraft, KiteError>,
+        sink: any ResponseSink,
+        body: RequestBodySource = .draft
+    ) {
         self.session = session
         self.context = session.context
+        self.sink = sink
+        self.bodySource = body
         self.draftResult = draft
         self.uploadReporter = ProgressReporter(in: self.machine, isUpload: true)
         self.downloadReporter = ProgressReporter(in: self.machine, isUpload: false)
@@ -353,71 +366,6 @@ public class BaseRequest: @unchecked Sendable {
 
     var cancellationError: KiteError {
         KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
-    }
-
-    /// The request body for `draft`: its in-memory body. Upload requests override this to stream
-    /// their source (data, file, stream or multipart form).
-    func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
-        draft.body.map { .bytes(ByteBuffer(data: $0)) }
-    }
-
-    /// Cleans up after a failed attempt before the next: a download removes its partial file.
-    func prepareForRetry() async {}
-
-    /// Last step before handlers run, after validation: downloads move their file into place here.
-    func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
-        outcome
-    }
-
-    /// How the engine hands over the body ``receiveBody(_:into:counter:)`` reads: as it reads it, unless a kind
-    /// of request reads it in bulk (into a file) or for long (a stream).
-    var responseBodyDelivery: BodyDelivery { .asRead }
-
-    /// Reads the response body into `outcome`; overridden by each kind of request.
-    func receiveBody(
-        _ response: TransportResponse,
-        into outcome: inout RequestOutcome,
-        counter: inout BodyCounter
-    ) async throws(KiteError) {
-        var iterator = response.body.makeAsyncIterator()
-        while try await self.nextChunk(&iterator, counter: &counter) != nil {}
-    }
-
-    /// The next response body chunk, after waiting out a suspension and the download rate limits;
-    /// counts it and reports download progress. Engine errors arrive as ``KiteError``.
-    func nextChunk(
-        _ iterator: inout ByteChunks.AsyncIterator,
-        counter: inout BodyCounter
-    ) async throws(KiteError) -> ByteBuffer? {
-        try await self.checkpoint()
-        let chunk: ByteBuffer?
-        do {
-            chunk = try await iterator.next()
-        } catch let error as KiteError {
-            throw error
-        } catch {
-            throw KiteError(code: .connectionLost, message: "reading the response failed", underlyingError: error)
-        }
-        guard let chunk else { return nil }
-        counter.received += Int64(chunk.readableBytes)
-        if !counter.limiters.isEmpty {
-            do {
-                try await counter.limiters.acquire(chunk.readableBytes)
-            } catch {
-                throw self.abortError ?? self.cancellationError
-            }
-        }
-        if let monitor = self.context.eventMonitor {
-            if let progress = self.downloadReporter.report(
-                completed: counter.startOffset + counter.received,
-                total: counter.total
-            ) {
-                monitor.request(self, didUpdateDownloadProgress: progress)
-            }
-        } else if self.downloadReporter.hasObservers {
-            self.downloadReporter.report(completed: counter.startOffset + counter.received, total: counter.total)
-        }
-        return chunk
     }
 }
 

@@ -24,38 +24,8 @@ public class DataRequest: BaseRequest, @unchecked Sendable {
         self.machine.withLockedValue { $0.outcome?.data }
     }
 
-    override func receiveBody(
-        _ response: TransportResponse,
-        into outcome: inout RequestOutcome,
-        counter: inout BodyCounter
-    ) async throws(KiteError) {
-        let limit =
-            self.machine.withLockedValue { $0.record.maximumResponseSize }
-            ?? self.context.maximumResponseSize
-        if let limit, let total = counter.total, total > limit {
-            throw self.responseTooLarge(limit: limit, detail: "Content-Length \(total)")
-        }
-        var iterator = response.body.makeAsyncIterator()
-        var collected: ByteBuffer?
-        while var chunk = try await self.nextChunk(&iterator, counter: &counter) {
-            if let limit, counter.received > limit {
-                throw self.responseTooLarge(limit: limit, detail: "\(counter.received) bytes arrived")
-            }
-            if collected == nil {
-                collected = chunk
-            } else {
-                collected?.writeBuffer(&chunk)
-            }
-        }
-        outcome.data = collected.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
-    }
-
-    private func responseTooLarge(limit: Int64, detail: String) -> KiteError {
-        KiteError(
-            code: .responseTooLarge,
-            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
-            request: self.summary
-        )
+    init(session: Session, draft: Result<RequestDraft, KiteError>, body: RequestBodySource = .draft) {
+        super.init(session: session, draft: draft, sink: MemorySink(), body: body)
     }
 
     /// Limits how large this request's response body may be; a larger one fails with

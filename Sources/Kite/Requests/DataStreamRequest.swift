@@ -62,58 +62,14 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     public typealias Validation =
         @Sendable (_ request: HTTPRequest?, _ response: HTTPResponse) -> Result<Void, any Error>
 
-    enum Consumer: Sendable {
-        case subscription(StreamSubscription)
-        case closure(DispatchQueue, @Sendable (Stream) -> Void)
-    }
-
-    /// Each part as it arrives, with the engine paused (and the idle-read timeout not counting) while the
-    /// consumers hold the stream back, so a suspended or slow consumer does not time the stream out.
-    override var responseBodyDelivery: BodyDelivery { .gathered(batched: false) }
-
-    override func receiveBody(
-        _ response: TransportResponse,
-        into outcome: inout RequestOutcome,
-        counter: inout BodyCounter
-    ) async throws(KiteError) {
-        try self.validateHead(outcome)
-        var iterator = response.body.makeAsyncIterator()
-        while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
-            let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
-            // A stream that delivered bytes is not retried: its consumers would see them twice.
-            let consumers = self.machine.withLockedValue { machine in
-                machine.bodyDelivered()
-                return machine.record.streamConsumers
-            }
-            for consumer in consumers {
-                switch consumer {
-                case .subscription(let subscription):
-                    await subscription.send(data)
-                case .closure(let queue, let handler):
-                    let stream = Stream(event: .data(data), request: self)
-                    await withCheckedContinuation { continuation in
-                        queue.async {
-                            handler(stream)
-                            continuation.resume()
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Runs the validators added so far on the head, before the body is delivered.
-    private func validateHead(_ outcome: RequestOutcome) throws(KiteError) {
-        let pending = self.machine.withLockedValue { $0.takePendingValidators() }
-        for validator in pending {
-            if let error = validator(outcome) { throw error }
-        }
+    init(session: Session, draft: Result<RequestDraft, KiteError>) {
+        super.init(session: session, draft: draft, sink: StreamSink())
     }
 
     /// Registers an async reader and starts the request if so configured.
     func subscribe(automaticallyCancelling: Bool) -> DataStream {
         let subscription = StreamSubscription()
-        self.machine.withLockedValue { $0.record.streamConsumers.append(.subscription(subscription)) }
+        self.machine.withLockedValue { $0.record.streamReaders.append(.subscription(subscription)) }
         self.appendHandler { outcome in subscription.finish(with: outcome.error) }
         return DataStream(subscription: subscription, request: automaticallyCancelling ? self : nil)
     }
@@ -140,7 +96,11 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         stream handler: @escaping @Sendable (Stream) -> Void
     ) -> Self {
         let queue = queue ?? self.context.callbackQueue
-        self.machine.withLockedValue { $0.record.streamConsumers.append(.closure(queue, handler)) }
+        let reader = StreamSink.Reader.closure(queue) { [weak self] data in
+            guard let self else { return }
+            handler(Stream(event: .data(data), request: self))
+        }
+        self.machine.withLockedValue { $0.record.streamReaders.append(reader) }
         self.appendHandler { [self] outcome in
             let completion = Completion(
                 request: outcome.request,

@@ -22,7 +22,7 @@ import NIOCore
 ///     .serializingDownloadedFileURL()
 ///     .value
 /// ```
-// @unchecked: the added mutable state lives in `download`, a NIOLockedValueBox; the rest is immutable.
+// @unchecked: adds no stored state to BaseRequest: its file state is in the request's state machine.
 public final class DownloadRequest: BaseRequest, @unchecked Sendable {
     /// Where a completed, validated download goes: given a temporary URL and the response head, returns the
     /// destination and how to put the file there.
@@ -73,40 +73,13 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         public static let removePreviousFile = Options(rawValue: 1 << 1)
     }
 
-    /// Where the destination closure put the current attempt's file, and how.
-    struct Placement: Equatable {
-        var destinationURL: URL
-        var options: Options
-    }
-
-    struct State {
-        /// The file bytes are written to: beside the destination when there is one, else a temporary file.
-        var partialURL: URL?
-        /// The destination and options the ``Destination`` closure gave for this attempt, asked once when the
-        /// response head arrived; `nil` without a destination.
-        var placement: Placement?
-        /// Bytes in the partial file.
-        var bytesOnDisk: Int64 = 0
-        /// Whether the server's response allows resuming (validators, ranges, no content coding).
-        var resumable: ResumeData?
-        /// Whether a cancel should keep the partial file and produce resume data.
-        var producingResumeData = false
-    }
-
-    let destination: Destination?
-    /// The download this one resumes, when made from resume data.
-    let resuming: ResumeData?
-    let download = NIOLockedValueBox(State())
-
     init(
         session: Session,
         draft: Result<RequestDraft, KiteError>,
         destination: Destination?,
         resuming: ResumeData? = nil
     ) {
-        self.destination = destination
-        self.resuming = resuming
-        super.init(session: session, draft: draft)
+        super.init(session: session, draft: draft, sink: FileSink(destination: destination, resuming: resuming))
     }
 
     /// The file, once the download is over: its destination, or the temporary file when no
@@ -133,7 +106,7 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
     /// - Returns: The request.
     @discardableResult
     public func cancel(producingResumeData: Bool) -> Self {
-        self.download.withLockedValue { $0.producingResumeData = producingResumeData }
+        self.machine.withLockedValue { $0.record.download.producingResumeData = producingResumeData }
         self.cancel()
         return self
     }
@@ -152,225 +125,6 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
         self.cancel(producingResumeData: true)
         self.appendHandler { outcome in completionHandler(outcome.resumeData) }
         return self
-    }
-
-    /// The body goes to a file in batches of a megabyte (``BatchedFileWriter``).
-    override var responseBodyDelivery: BodyDelivery { .gathered(batched: true) }
-
-    override func receiveBody(
-        _ response: TransportResponse,
-        into outcome: inout RequestOutcome,
-        counter: inout BodyCounter
-    ) async throws(KiteError) {
-        let head = response.head
-        let method = outcome.request?.method ?? .get
-        var offset: Int64 = 0
-        let partialURL: URL
-        if let resuming, let partial = resuming.partialFileURL {
-            // A resumed download continues its partial file where it is.
-            partialURL = partial
-            self.download.withLockedValue { $0.partialURL = partial }
-            offset = try self.resumeOffset(for: head, resuming: resuming)
-            if offset > 0 {
-                counter.startOffset = offset
-                counter.total = ContentRange(head.headerFields[.contentRange] ?? "")?.completeLength
-            }
-            try self.place(head, url: outcome.url, temporaryURL: partial)
-        } else if let placement = try self.place(
-            head,
-            url: outcome.url,
-            temporaryURL: DownloadFiles.unusedTemporaryURL(extension: "partial")
-        ) {
-            // Staged on the destination's file system, so the move into place is a rename.
-            partialURL = DownloadFiles.stagingURL(beside: placement.destinationURL)
-        } else {
-            partialURL = try DownloadFiles.makeTemporaryURL(extension: "partial", summary: self.summary)
-        }
-        let resumable = ResumeData(response: head, request: outcome.request, method: method, partialFileURL: partialURL)
-        self.download.withLockedValue { state in
-            state.partialURL = partialURL
-            state.bytesOnDisk = offset
-            state.resumable = resumable
-        }
-        outcome.fileURL = partialURL
-
-        let summary = self.summary
-        let file: PoolFile
-        do {
-            file = try await PoolFile.openForWriting(partialURL.path, truncate: offset == 0)
-        } catch {
-            throw KiteError(
-                code: .downloadFailed,
-                message: "the temporary file \(partialURL.path) could not be opened: \(error)",
-                request: summary,
-                underlyingError: error.posixError
-            )
-        }
-        // Chunks are written in batches, one on the thread pool while the next fills (BatchedFileWriter).
-        var writer = BatchedFileWriter(file: file, offset: offset)
-        func writeFailure(_ error: SystemFile.SystemError, _ writer: BatchedFileWriter) -> KiteError {
-            KiteError(
-                code: .downloadFailed,
-                message: "writing \(partialURL.path) failed after \(writer.written) bytes: \(error)",
-                request: summary,
-                underlyingError: error.posixError
-            )
-        }
-        do throws(KiteError) {
-            var iterator = response.body.makeAsyncIterator()
-            do throws(KiteError) {
-                while let chunk = try await self.nextChunk(&iterator, counter: &counter) {
-                    do {
-                        if try await writer.append(chunk) {
-                            let written = writer.written
-                            self.download.withLockedValue { $0.bytesOnDisk = written }
-                        }
-                    } catch {
-                        throw writeFailure(error, writer)
-                    }
-                }
-            } catch {
-                // A chunk that arrived is written, so resume data covers it, whatever stopped the body.
-                if error.code != .downloadFailed { try? await writer.finish() }
-                throw error
-            }
-            do {
-                try await writer.finish()
-            } catch {
-                throw writeFailure(error, writer)
-            }
-        } catch {
-            await writer.abandon()
-            let written = writer.written
-            self.download.withLockedValue { $0.bytesOnDisk = written }
-            try? await file.close()
-            throw error
-        }
-        let written = writer.written
-        self.download.withLockedValue { $0.bytesOnDisk = written }
-        do {
-            try await file.close()
-        } catch {
-            throw KiteError(
-                code: .downloadFailed,
-                message: "closing \(partialURL.path) failed, so its bytes may not all be written: \(error)",
-                request: summary,
-                underlyingError: error.posixError
-            )
-        }
-    }
-
-    /// Asks the ``Destination`` closure, when there is one, where this attempt's file goes, records the answer
-    /// for ``finalize(_:)`` and makes sure the destination's folder is there to stage the file in.
-    ///
-    /// - Returns: The destination and its options; `nil` without a destination.
-    @discardableResult
-    private func place(_ head: HTTPResponse, url: URL?, temporaryURL: URL) throws(KiteError) -> Placement? {
-        guard let destination = self.destination else { return nil }
-        let (target, options) = DownloadRequest.$responseURL.withValue(url) { destination(temporaryURL, head) }
-        let placement = Placement(destinationURL: target, options: options)
-        self.download.withLockedValue { $0.placement = placement }
-        try DownloadFiles.prepareFolder(of: target, options: options, summary: self.summary)
-        return placement
-    }
-
-    /// Where the body of a resumed download starts: the partial file's length after a 206 that
-    /// continues it, 0 after a 200 (the server sent the whole file again).
-    private func resumeOffset(for head: HTTPResponse, resuming: ResumeData) throws(KiteError) -> Int64 {
-        switch head.status.code {
-        case 206:
-            guard let range = ContentRange(head.headerFields[.contentRange] ?? ""), range.start == resuming.bytes else {
-                throw KiteError(
-                    code: .resumeFailed,
-                    message: "the server resumed with Content-Range \"\(head.headerFields[.contentRange] ?? "")\", "
-                        + "not at byte \(resuming.bytes)",
-                    request: self.summary,
-                    response: head
-                )
-            }
-            if let expected = resuming.entityTag, let actual = head.headerFields[.eTag], expected != actual {
-                throw KiteError(
-                    code: .resumeFailed,
-                    message: "the file changed on the server (ETag \(expected) is now \(actual)); download it again",
-                    request: self.summary,
-                    response: head
-                )
-            }
-            return resuming.bytes
-        case 416:
-            throw KiteError(
-                code: .resumeFailed,
-                message: "the server cannot resume at byte \(resuming.bytes) (416 Range Not Satisfiable); "
-                    + "the file may have changed on the server, download it again",
-                request: self.summary,
-                response: head
-            )
-        default:
-            return 0
-        }
-    }
-
-    /// A retry starts a fresh partial file; the failed attempt's is removed (a resumed download keeps the
-    /// file it resumes, which the next attempt writes from the same offset).
-    override func prepareForRetry() async {
-        let partial = self.download.withLockedValue { state -> URL? in
-            let partial = state.partialURL
-            state.partialURL = nil
-            state.placement = nil
-            state.bytesOnDisk = 0
-            state.resumable = nil
-            return partial
-        }
-        if let partial, partial != self.resuming?.partialFileURL {
-            DownloadFiles.remove(partial)
-        }
-    }
-
-    override func finalize(_ outcome: RequestOutcome) async -> RequestOutcome {
-        var outcome = outcome
-        let state = self.download.withLockedValue { $0 }
-        guard let partialURL = state.partialURL else { return outcome }
-        if let error = outcome.error {
-            outcome.fileURL = nil
-            if let resume = state.resumable, state.bytesOnDisk > 0, self.keepsBytes(after: error, state: state) {
-                outcome.resumeData = resume.with(bytes: state.bytesOnDisk).encoded()
-            } else {
-                DownloadFiles.remove(partialURL)
-            }
-            return outcome
-        }
-        do {
-            outcome.fileURL = try self.moveIntoPlace(partialURL, placement: state.placement)
-        } catch {
-            DownloadFiles.remove(partialURL)
-            outcome.fileURL = nil
-            outcome.error = error.naming(self.summary).carrying(outcome.response)
-        }
-        return outcome
-    }
-
-    /// Whether a failed download keeps its bytes for resuming: when cancelled to produce resume data,
-    /// or when the transfer broke off (not when the response was refused by validation).
-    private func keepsBytes(after error: KiteError, state: State) -> Bool {
-        switch error.code {
-        case .cancelled: state.producingResumeData
-        case .connectionLost, .timedOut: true
-        default: false
-        }
-    }
-
-    /// Moves the finished file to where the destination closure said when the head arrived (it is not asked
-    /// again), with every check of ``DownloadFiles/move(_:to:options:summary:)``; without a destination, to a
-    /// temporary URL.
-    private func moveIntoPlace(_ partialURL: URL, placement: Placement?) throws(KiteError) -> URL {
-        guard let placement else {
-            let temporary = try DownloadFiles.makeTemporaryURL(extension: "download", summary: self.summary)
-            try DownloadFiles.move(partialURL, to: temporary, options: [], summary: self.summary)
-            return temporary
-        }
-        let target = placement.destinationURL
-        try DownloadFiles.move(partialURL, to: target, options: placement.options, summary: self.summary)
-        return target
     }
 
     /// The URL that answered, for destinations that name files after it.

@@ -14,71 +14,13 @@ import NIOFoundationCompat
 ///     .serializingJSON()
 ///     .value
 /// ```
-// @unchecked: adds only an immutable `source` to DataRequest, whose mutable state is behind its lock.
+// @unchecked: adds no stored state to DataRequest, whose mutable state is behind its lock.
 public final class UploadRequest: DataRequest, @unchecked Sendable {
-    /// Where the body comes from.
-    enum Source: Sendable {
-        case data(Data)
-        case stream(OneShotBody)
-        case file(URL)
-        /// A form, encoded in memory when it is at most `threshold` bytes and has no stream parts.
-        case multipart(MultipartFormData, threshold: UInt64)
-    }
-
-    let source: Source
-
     /// The size of the slices an in-memory body is handed to the engine in, so progress moves smoothly.
     static let chunkSize = 64 * 1024
 
-    init(session: Session, draft: Result<RequestDraft, KiteError>, source: Source) {
-        self.source = source
-        super.init(session: session, draft: draft)
-    }
-
-    override func makeRequestBody(for draft: RequestDraft) throws(KiteError) -> TransportRequestBody? {
-        switch self.source {
-        case .data(let data):
-            let buffer = ByteBuffer(data: data)
-            return .stream(length: Int64(buffer.readableBytes)) {
-                ByteChunks(chunks: Self.slices(of: buffer, size: Self.chunkSize))
-            }
-        case .stream(let body):
-            return .stream(length: body.length, replayable: false) { body.makeChunks(summary: self.summary) }
-        case .file(let fileURL):
-            // The file checks and reads are shared with multipart file parts; their errors are this
-            // upload's (`uploadFailed`), keeping the failure's reason as the underlying error.
-            let file: MultipartFormData.FileSource
-            switch MultipartFormData.checkFile(fileURL, role: "the upload body") {
-            case .success(let checked): file = checked
-            case .failure(let error): throw Self.uploadError(error)
-            }
-            return .stream(length: file.size) {
-                ByteChunks(makeNext: {
-                    let reader = MultipartBodyReader(segments: [.file(file, label: "")], chunkSize: Self.chunkSize)
-                    return { () async throws -> ByteBuffer? in
-                        do throws(KiteError) {
-                            return try await reader.next()
-                        } catch {
-                            throw Self.uploadError(error)
-                        }
-                    }
-                })
-            }
-        case .multipart(let form, let threshold):
-            if let error = form.appendError { throw error }
-            if form.isReplayable, form.contentLength <= threshold {
-                let encoded = ByteBuffer(data: try form.encode())
-                return .stream(length: Int64(encoded.readableBytes)) {
-                    ByteChunks(chunks: Self.slices(of: encoded, size: Self.chunkSize))
-                }
-            }
-            let chunks = try form.makeBodyChunks(chunkSize: Self.chunkSize)
-            return .stream(length: form.contentLength, replayable: form.isReplayable) { chunks }
-        }
-    }
-
-    private static func uploadError(_ error: KiteError) -> KiteError {
-        KiteError(code: .uploadFailed, message: error.message, underlyingError: error.underlyingError)
+    init(session: Session, draft: Result<RequestDraft, KiteError>, source: RequestBodySource) {
+        super.init(session: session, draft: draft, body: source)
     }
 
     /// `buffer` cut into slices of at most `size` bytes, sharing its storage.

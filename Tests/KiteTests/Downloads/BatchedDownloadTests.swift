@@ -15,7 +15,9 @@ import Testing
         let request = Session.default.download(url)
         let response = await request.serializingDownloadedFileURL().response
         #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
-        let (partial, onDisk) = request.download.withLockedValue { ($0.partialURL, $0.bytesOnDisk) }
+        let (partial, onDisk) = request.machine.withLockedValue {
+            ($0.record.download.partialURL, $0.record.download.bytesOnDisk)
+        }
         let partialURL = try #require(partial)
         let file = try Data(contentsOf: partialURL)
         #expect(Int64(file.count) == onDisk)
@@ -83,7 +85,7 @@ import Testing
             #expect(response.error?.code == .timedOut, "\(String(describing: response.error))")
             #expect(response.error?.timeout == .idleRead)
             #expect(resumed.duration(to: .now) < .seconds(10), "the timeout fired long after the silence began")
-            let partialURL = try #require(request.download.withLockedValue { $0.partialURL })
+            let partialURL = try #require(request.machine.withLockedValue { $0.record.download.partialURL })
             let file = try Data(contentsOf: partialURL)
             #expect(file.count > 0 && file.count <= 6_000_000)
             #expect(file == FaultInjectionTests.deterministicBody(file.count), "the bytes on disk are the body's start")

@@ -70,7 +70,7 @@ struct DownloadStagingTests {
         let task = await Self.suspendedAfterItsFirstBytes(request) { $0.validate().serializingDownloadedFileURL() }
 
         // While the download is under way: one hidden partial file in the destination's folder, on its file system.
-        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        let partial = try #require(request.machine.withLockedValue { $0.record.download.partialURL })
         #expect(partial.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path)
         #expect(!partial.path.hasPrefix(DownloadFiles.directory.path), "not in the temporary directory")
         let during = try Self.contents(of: folder)
@@ -98,7 +98,7 @@ struct DownloadStagingTests {
         let task = await Self.suspendedAfterItsFirstBytes(request) { $0.validate().serializingDownloadedFileURL() }
 
         // The 404's body goes to the staging file beside the destination, not over the destination.
-        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        let partial = try #require(request.machine.withLockedValue { $0.record.download.partialURL })
         #expect(try Self.contents(of: folder) == [partial.lastPathComponent, "existing.bin"].sorted())
         #expect(Self.isStagingName(partial.lastPathComponent, for: "existing.bin"), "\(partial.lastPathComponent)")
 
@@ -141,7 +141,10 @@ struct DownloadStagingTests {
         let resumed = await resumedRequest.validate().serializingDownloadedFileURL().response
         #expect(resumed.error == nil, "\(String(describing: resumed.error))")
         #expect(resumed.response?.status.code == 206)
-        #expect(resumedRequest.download.withLockedValue { $0.partialURL } == partial, "continued in place")
+        #expect(
+            resumedRequest.machine.withLockedValue { $0.record.download.partialURL } == partial,
+            "continued in place"
+        )
         #expect(resumed.metrics?.bytesReceived == Int64(size) - token.bytes, "only the rest was downloaded")
         #expect(try Data(contentsOf: target) == DownloadTests.rangeBody(size))
         #expect(try Self.contents(of: folder) == ["resumed.bin"], "no staging file is left")

@@ -69,7 +69,7 @@ import Testing
         #expect(response.fileURL == nil)
         #expect(response.resumeData == nil)
         #expect(!FileManager.default.fileExists(atPath: target.path))
-        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        let partial = try #require(request.machine.withLockedValue { $0.record.download.partialURL })
         #expect(!FileManager.default.fileExists(atPath: partial.path), "no stray temporary file")
     }
 
@@ -207,7 +207,7 @@ import Testing
         let response = await task.response
         #expect(response.error?.code == .cancelled)
         #expect(response.resumeData == nil)
-        let partial = try #require(request.download.withLockedValue { $0.partialURL })
+        let partial = try #require(request.machine.withLockedValue { $0.record.download.partialURL })
         #expect(!FileManager.default.fileExists(atPath: partial.path))
     }
 

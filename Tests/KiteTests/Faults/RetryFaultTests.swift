@@ -27,7 +27,7 @@ import Testing
         let partials = NIOLockedValueBox<[URL]>([])
         let recorder = Retrier { request, _, error in
             if let download = request as? DownloadRequest,
-                let partial = download.download.withLockedValue({ $0.partialURL })
+                let partial = download.machine.withLockedValue({ $0.record.download.partialURL })
             {
                 partials.withLockedValue { $0.append(partial) }
             }

@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// Where a request's response body goes: what differs between the kinds of request, given to the pipeline
+/// as a value. Memory (``MemorySink``: data and upload requests), a file (``FileSink``: downloads) or the
+/// caller (``StreamSink``: stream requests).
+///
+/// A sink keeps no mutable state of its own: what it must remember across attempts lives in the request's
+/// state machine (``RequestRecord``), under the request's one lock.
+protocol ResponseSink: Sendable {
+    /// How the engine hands the body over.
+    var bodyDelivery: BodyDelivery { get }
+
+    /// The receive stage's loop: reads the body of `response` into `outcome`, each chunk through
+    /// ``BaseRequest/nextChunk(_:counter:)`` (suspension, rate limits, progress).
+    func receive(
+        _ response: TransportResponse,
+        into outcome: inout RequestOutcome,
+        counter: inout BodyCounter,
+        for request: BaseRequest
+    ) async throws(KiteError)
+
+    /// Cleans up after a failed attempt before the next (a download removes its partial file).
+    func prepareForRetry(of request: BaseRequest) async
+
+    /// The last step before the handlers run, after validation (a download moves its file into place).
+    func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome
+}
+
+extension ResponseSink {
+    func prepareForRetry(of request: BaseRequest) async {}
+
+    func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome { outcome }
+}
+
+/// The body collected in memory, within the request's response size limit (data and upload requests).
+struct MemorySink: ResponseSink {
+    var bodyDelivery: BodyDelivery { .asRead }
+
+    func receive(
+        _ response: TransportResponse,
+        into outcome: inout RequestOutcome,
+        counter: inout BodyCounter,
+        for request: BaseRequest
+    ) async throws(KiteError) {
+        let limit =
+            request.machine.withLockedValue { $0.record.maximumResponseSize }
+            ?? request.context.maximumResponseSize
+        if let limit, let total = counter.total, total > limit {
+            throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
+        }
+        var iterator = response.body.makeAsyncIterator()
+        var collected: ByteBuffer?
+        while var chunk = try await request.nextChunk(&iterator, counter: &counter) {
+            if let limit, counter.received > limit {
+                throw Self.tooLarge(limit: limit, detail: "\(counter.received) bytes arrived", request: request)
+            }
+            if collected == nil {
+                collected = chunk
+            } else {
+                collected?.writeBuffer(&chunk)
+            }
+        }
+        outcome.data = collected.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+    }
+
+    private static func tooLarge(limit: Int64, detail: String, request: BaseRequest) -> KiteError {
+        KiteError(
+            code: .responseTooLarge,
+            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
+            request: request.summary
+        )
+    }
+}
+
+/// The body handed to the caller's readers as it arrives, after the validators checked the head
+/// (stream requests). A stream that delivered bytes is not retried: its readers would see them twice.
+struct StreamSink: ResponseSink {
+    /// Each part as it arrives, with the engine paused (and the idle-read timeout not counting) while the
+    /// readers hold the stream back, so a suspended or slow reader does not time the stream out.
+    var bodyDelivery: BodyDelivery { .gathered(batched: false) }
+
+    /// A reader of the stream.
+    enum Reader: Sendable {
+        /// An async sequence's buffer.
+        case subscription(StreamSubscription)
+        /// A closure, called on its queue with each chunk; the next waits until it returned.
+        case closure(DispatchQueue, @Sendable (Data) -> Void)
+    }
+
+    func receive(
+        _ response: TransportResponse,
+        into outcome: inout RequestOutcome,
+        counter: inout BodyCounter,
+        for request: BaseRequest
+    ) async throws(KiteError) {
+        // The validators added so far check the head before any body is delivered.
+        let pending = request.machine.withLockedValue { $0.takePendingValidators() }
+        for validator in pending {
+            if let error = validator(outcome) { throw error }
+        }
+        var iterator = response.body.makeAsyncIterator()
+        while let chunk = try await request.nextChunk(&iterator, counter: &counter) {
+            let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
+            let readers = request.machine.withLockedValue { machine in
+                machine.bodyDelivered()
+                return machine.record.streamReaders
+            }
+            for reader in readers {
+                switch reader {
+                case .subscription(let subscription):
+                    await subscription.send(data)
+                case .closure(let queue, let handler):
+                    await withCheckedContinuation { continuation in
+                        queue.async {
+                            handler(data)
+                            continuation.resume()
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -46,9 +46,10 @@ let benchmarks: @Sendable () -> Void = {
     ClientProcess.runIfRequested()
     ServerProcess.runIfRequested()
 
-    // Temporary files in RAM when there is /dev/shm, as the scratch folder is (Harness): Kite downloads into a
-    // temporary file and renames it into place, and across file systems that rename is a copy (1 GiB from
-    // /tmp on disk to /dev/shm took 1.1 s here), which would measure the disk, not the client.
+    // Temporary files in RAM when there is /dev/shm, as the scratch folder is (Harness): URLSession downloads into
+    // a temporary file, as Kite did before it staged a download beside its destination, and the disk would be
+    // measured, not the client (and Kite's move across file systems was a copy: 1 GiB from /tmp on disk to
+    // /dev/shm took 1.1 s here).
     if FileManager.default.isWritableFile(atPath: "/dev/shm") {
         setenv("TMPDIR", "/dev/shm", 1)
     }

@@ -25,10 +25,11 @@ enum ClientProcess {
         /// a profile of case 2 (`KITE_BENCHMARK_CLIENT_PROCESS="gets64 Kite http://127.0.0.1:PORT 300"`).
         case gets64
         /// Kite's own work per request, without a network: small GETs one after another on a `MockTransport`
-        /// that answers 128 bytes at once, as many as the argument says, timed in three rounds
-        /// (`KITE_BENCHMARK_CLIENT_PROCESS="pipeline Kite http://api.test 40000"`). Prints each round's time per
-        /// request, then that of the same number of bare task hops (`Task { }.value`). CPU-bound and so far
-        /// steadier than the network cases; under `perf record -g` it gives the cost of each stage.
+        /// that answers 128 bytes at once, as many as the argument says
+        /// (`KITE_BENCHMARK_CLIENT_PROCESS="pipeline Kite http://api.test 40000"`), taking turns with as many bare
+        /// task hops (`Task { }.value`) in nine rounds; prints each round's times and their ratio, and the median
+        /// ratio. CPU-bound and so far steadier than the network cases; under `perf record -g` it gives the cost of
+        /// each stage.
         case pipeline
         /// Raw AHC's two APIs and Kite, taking turns in blocks of small sequential GETs against the server process,
         /// six rounds, the order rotating (`KITE_BENCHMARK_CLIENT_PROCESS="engines Kite http://127.0.0.1:PORT 3000"`):
@@ -133,34 +134,46 @@ enum ClientProcess {
         return try result.get()
     }
 
-    /// The `pipeline` job: Kite on a `MockTransport`, then bare task hops, three rounds of `count` each.
+    /// The `pipeline` job: Kite on a `MockTransport` and bare task hops, taking turns, nine rounds of `count`
+    /// each. Prints each round's time per request of both and their ratio (Kite's GET in task hops), then the
+    /// median ratio: the machine's speed changes from minute to minute, the ratio much less.
     private static func pipeline(url: String, count: Int) async throws -> Int64 {
         let mock = MockTransport()
         mock.stub(.any, response: .status(200, body: .string(String(repeating: "k", count: 128))))
         let session = Session(configuration: .default, transport: mock)
-        func perRequest(since start: ContinuousClock.Instant) -> String {
+        func perRequest(since start: ContinuousClock.Instant) -> Double {
             let duration = start.duration(to: .now) / max(count, 1)
             let nanoseconds =
                 duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-            return String(format: "%.2f µs", Double(nanoseconds) / 1000)
+            return Double(nanoseconds) / 1000
         }
-        for round in 1...3 {
-            let start = ContinuousClock.now
+        var ratios: [Double] = []
+        for round in 1...9 {
+            var start = ContinuousClock.now
             for _ in 0..<count {
                 let data = try await session.request(url).validate().serializingData().value
                 guard data.count == 128 else { throw HarnessError("MockTransport answered \(data.count) bytes") }
             }
-            print("round \(round): Kite on MockTransport \(perRequest(since: start)) per request")
-        }
-        for round in 1...3 {
-            let start = ContinuousClock.now
+            let kite = perRequest(since: start)
+            start = ContinuousClock.now
             for _ in 0..<count {
                 guard await Task(operation: { Data(count: 128) }).value.count == 128 else { throw HarnessError("hop") }
             }
-            print("round \(round): a bare task hop \(perRequest(since: start)) per request")
+            let hop = perRequest(since: start)
+            ratios.append(kite / hop)
+            print(
+                String(
+                    format: "round %d: Kite on MockTransport %.2f µs, a bare task hop %.2f µs per request: %.1f hops",
+                    round,
+                    kite,
+                    hop,
+                    kite / hop
+                )
+            )
         }
+        print(String(format: "median: %.1f hops per GET", ratios.sorted()[ratios.count / 2]))
         try await session.shutdown()
-        return Int64(3 * count)
+        return Int64(18 * count)
     }
 
     /// The `engines` job: see ``Transfer/engines``.

@@ -157,7 +157,7 @@ enum ClientProcess {
             let kite = perRequest(since: start)
             start = ContinuousClock.now
             for _ in 0..<count {
-                guard await Task(operation: { Data(count: 128) }).value.count == 128 else { throw HarnessError("hop") }
+                await Task {}.value
             }
             let hop = perRequest(since: start)
             ratios.append(kite / hop)

@@ -334,31 +334,15 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
 
     /// Moves the pipeline to `stage`: forward within an attempt; back to adapt only through ``startRetry()``.
     mutating func enter(_ stage: Stage) {
-        switch self.state {
-        case .running(var run):
+        self.withRun { run in
             assert(stage >= run.stage, "the pipeline went back from \(run.stage) to \(stage) without a retry")
             run.stage = stage
-            self.state = .running(run)
-        case .stopping(var run, let stop):
-            run.stage = stage
-            self.state = .stopping(run, stop)
-        case .initialized, .finished:
-            break
         }
     }
 
     /// A stream request handed body bytes to its readers: no attempt may follow.
     mutating func bodyDelivered() {
-        switch self.state {
-        case .running(var run):
-            run.deliveredBody = true
-            self.state = .running(run)
-        case .stopping(var run, let stop):
-            run.deliveredBody = true
-            self.state = .stopping(run, stop)
-        case .initialized, .finished:
-            break
-        }
+        self.withRun { $0.deliveredBody = true }
     }
 
     /// Starts the next attempt: counts the retry, forgets which validators ran and goes back to adapt.
@@ -388,21 +372,29 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     /// The validators that have not yet run on the current attempt, marked as run (in the validate or
     /// deliver stage).
     mutating func takePendingValidators() -> SmallList<Validator> {
+        let validators = self.validators
+        let pending = self.withRun { run -> SmallList<Validator> in
+            guard run.evaluatedValidators < validators.count else { return SmallList() }
+            defer { run.evaluatedValidators = validators.count }
+            return validators.suffix(from: run.evaluatedValidators)
+        }
+        return pending ?? SmallList()
+    }
+
+    /// Runs `body` on the pipeline's ``Run`` while there is one (running or stopping); `nil` otherwise.
+    @discardableResult
+    private mutating func withRun<Result>(_ body: (inout Run) -> Result) -> Result? {
         switch self.state {
         case .running(var run):
-            guard run.evaluatedValidators < self.validators.count else { return SmallList() }
-            let pending = self.validators.suffix(from: run.evaluatedValidators)
-            run.evaluatedValidators = self.validators.count
+            let result = body(&run)
             self.state = .running(run)
-            return pending
+            return result
         case .stopping(var run, let stop):
-            guard run.evaluatedValidators < self.validators.count else { return SmallList() }
-            let pending = self.validators.suffix(from: run.evaluatedValidators)
-            run.evaluatedValidators = self.validators.count
+            let result = body(&run)
             self.state = .stopping(run, stop)
-            return pending
+            return result
         case .initialized, .finished:
-            return SmallList()
+            return nil
         }
     }
 

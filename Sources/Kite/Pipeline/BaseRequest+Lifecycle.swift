@@ -1,0 +1,116 @@
+import Foundation
+
+/// The request's side of its state machine: the events the caller and the pipeline send it, and what they
+/// do after the lock (the machine itself is ``RequestStateMachine``). The public `resume()`, `suspend()` and
+/// `cancel()` are in `BaseRequest.swift`.
+extension BaseRequest {
+    func cancel(with error: KiteError) {
+        let action = self.machine.withLockedValue { machine in
+            machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
+        }
+        if case .none = action {
+        } else {
+            self.context.eventMonitor?.requestDidCancel(self)
+        }
+        switch action {
+        case .cancelPipeline(let waiters, let task):
+            for waiter in waiters { waiter.resume(returning: .stop(error)) }
+            task?.cancel()
+        case .deliver(let handlers, let outcome):
+            self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: 0, started: false)
+            self.context.eventMonitor?.requestDidFinish(self)
+            for handler in handlers { handler(outcome) }
+        case .none:
+            break
+        }
+    }
+
+    /// Stops the running pipeline with `error` without cancelling the request (a timeout).
+    func abort(with error: KiteError) {
+        guard let (waiters, task) = self.machine.withLockedValue({ $0.abort(with: error) }) else { return }
+        for waiter in waiters { waiter.resume(returning: .stop(error)) }
+        task?.cancel()
+    }
+
+    /// Adds a handler that runs once with the outcome; starts the request if so configured.
+    func appendHandler(_ handler: @escaping Handler) {
+        let startImmediately = self.context.startRequestsImmediately
+        let action = self.machine.withLockedValue {
+            $0.addHandler(StoredHandler(run: handler), startImmediately: startImmediately)
+        }
+        switch action {
+        case .queued:
+            break
+        case .queuedAndStartPipeline:
+            self.context.eventMonitor?.requestDidResume(self)
+            self.startPipeline()
+        case .runNow(let handler, let outcome, let lateValidators):
+            self.context.serializationQueue.async {
+                handler(lateValidators.isEmpty ? outcome : self.checked(outcome, with: lateValidators))
+            }
+        }
+    }
+
+    /// `outcome` checked with `validators`: the first failure becomes its error (a failed outcome or one
+    /// without a response is not checked).
+    func checked(_ outcome: RequestOutcome, with validators: SmallList<StoredValidator>) -> RequestOutcome {
+        guard outcome.error == nil, outcome.response != nil else { return outcome }
+        var checked = outcome
+        for validator in validators {
+            if let error = validator(outcome) {
+                checked.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
+                break
+            }
+        }
+        return checked
+    }
+
+    /// Adds a validator. One added after the request is over does not change the outcome its handlers
+    /// already got (nor ``error``): it checks the outcome for the handlers attached after it.
+    func appendValidator(_ validator: @escaping Validator) {
+        self.machine.withLockedValue { $0.addValidator(StoredValidator(check: validator)) }
+    }
+
+    /// Starts the pipeline in a task of its own, which the state machine records (to cancel it).
+    func startPipeline() {
+        // Not `Task.immediate`: it saves the first hop, but (Swift 6.3) a task it starts takes its
+        // status-record lock at every executor switch and enqueue, which costs as much again; the
+        // throughput of the two is the same within the benchmarks' noise (BENCHMARKS.md).
+        let task = Task { await self.runPipeline() }
+        let cancelNow = self.machine.withLockedValue { $0.pipelineStarted(task) }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Waits while the request is suspended; throws once it is stopping (cancelled or timed out) or over.
+    func checkpoint() async throws(KiteError) {
+        switch await self.pass() {
+        case .proceed, .park: return
+        case .stop(let reason): throw reason
+        case .over: throw self.cancellationError
+        }
+    }
+
+    /// Waits while the request is suspended; returns ``PipelineCheckpoint/proceed`` when the pipeline may go
+    /// on, else why not. The state machine is the one source of "stop".
+    func pass() async -> PipelineCheckpoint {
+        var answer = self.machine.withLockedValue { $0.checkpoint }
+        while answer == .park {
+            answer = await withCheckedContinuation { (continuation: Waiter) in
+                let action = self.machine.withLockedValue { $0.park(continuation) }
+                if case .answer(let waiter, let answer) = action {
+                    waiter.resume(returning: answer)
+                }
+            }
+        }
+        return answer
+    }
+
+    /// Why the pipeline is being stopped, once it is.
+    var abortError: KiteError? {
+        self.machine.withLockedValue { $0.stopReason }
+    }
+
+    var cancellationError: KiteError {
+        KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
+    }
+}

@@ -3,9 +3,28 @@ import Foundation
 extension BaseRequest {
     /// Deliver: runs the validators added while the request ran (also those added while they run),
     /// finalizes (a download moves its file), stores the outcome and runs the handlers, which serialize.
+    /// A sink that does not finalize (memory, stream) is delivered without another async call.
     func deliver(_ pipelineOutcome: RequestOutcome) async {
-        var outcome = pipelineOutcome
-        var finalized = false
+        if self.sink.finalizes {
+            var outcome = pipelineOutcome
+            self.applyPendingValidators(to: &outcome)
+            outcome = await self.sink.finalize(outcome, of: self)
+            self.finish(with: outcome)
+        } else {
+            self.finish(with: pipelineOutcome)
+        }
+    }
+
+    /// Runs the validators that have not yet checked this attempt's response; the first failure becomes
+    /// the outcome's error.
+    private func applyPendingValidators(to outcome: inout RequestOutcome) {
+        let pending = self.machine.withLockedValue { $0.takePendingValidators() }
+        self.apply(pending, to: &outcome)
+    }
+
+    /// Stores the outcome and runs the handlers, once no validator added meanwhile is left to run.
+    private func finish(with finalOutcome: RequestOutcome) {
+        var outcome = finalOutcome
         while true {
             let (pending, finish) = self.machine.withLockedValue {
                 machine -> (SmallList<StoredValidator>, Machine.FinishAction?) in
@@ -15,29 +34,17 @@ extension BaseRequest {
                 if outcome.error == nil, let error = machine.finishingError {
                     outcome.error = error
                 }
-                guard finalized else { return ([], nil) }
                 return ([], machine.finish(with: outcome))
             }
-            if let finish {
-                finish.totalTimer?.cancel()
-                let handlers = finish.handlers
-                self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
-                self.context.eventMonitor?.requestDidFinish(self)
-                for handler in handlers { handler(outcome) }
-                return
-            }
-            if pending.isEmpty {
-                outcome = await self.sink.finalize(outcome, of: self)
-                finalized = true
+            guard let finish else {
+                self.apply(pending, to: &outcome)
                 continue
             }
-            guard outcome.error == nil, outcome.response != nil else { continue }
-            for validator in pending {
-                if let error = validator(outcome) {
-                    outcome.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
-                    break
-                }
-            }
+            finish.totalTimer?.cancel()
+            self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
+            self.context.eventMonitor?.requestDidFinish(self)
+            for handler in finish.handlers { handler(outcome) }
+            return
         }
     }
 }

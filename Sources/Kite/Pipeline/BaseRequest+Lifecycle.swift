@@ -54,14 +54,8 @@ extension BaseRequest {
     /// `outcome` checked with `validators`: the first failure becomes its error (a failed outcome or one
     /// without a response is not checked).
     func checked(_ outcome: RequestOutcome, with validators: SmallList<StoredValidator>) -> RequestOutcome {
-        guard outcome.error == nil, outcome.response != nil else { return outcome }
         var checked = outcome
-        for validator in validators {
-            if let error = validator(outcome) {
-                checked.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
-                break
-            }
-        }
+        self.apply(validators, to: &checked)
         return checked
     }
 
@@ -82,7 +76,26 @@ extension BaseRequest {
     }
 
     /// Waits while the request is suspended; throws once it is stopping (cancelled or timed out) or over.
+    /// A running request goes on without an async call (see ``proceedsAtOnce()``).
+    @inline(__always)
     func checkpoint() async throws(KiteError) {
+        if try !self.proceedsAtOnce() { try await self.waitAtCheckpoint() }
+    }
+
+    /// The checkpoint's synchronous half: `true` when the pipeline may go on now, `false` when it must park
+    /// (suspended); throws once the request is stopping or over. Every checkpoint of a running request ends
+    /// here, one lock round trip, and never pays for an async call.
+    private func proceedsAtOnce() throws(KiteError) -> Bool {
+        switch self.machine.withLockedValue({ $0.checkpoint }) {
+        case .proceed: return true
+        case .park: return false
+        case .stop(let reason): throw reason
+        case .over: throw self.cancellationError
+        }
+    }
+
+    /// The checkpoint's asynchronous half: parks while the request is suspended.
+    private func waitAtCheckpoint() async throws(KiteError) {
         switch await self.pass() {
         case .proceed, .park: return
         case .stop(let reason): throw reason

@@ -9,7 +9,14 @@ extension BaseRequest {
             machine.enter(.validate)
             return machine.takePendingValidators()
         }
-        for validator in pending {
+        self.apply(pending, to: &outcome)
+    }
+
+    /// Checks `outcome` with `validators`: the first failure becomes its error (a failed outcome or one
+    /// without a response is not checked).
+    func apply(_ validators: SmallList<StoredValidator>, to outcome: inout RequestOutcome) {
+        guard outcome.error == nil, outcome.response != nil else { return }
+        for validator in validators {
             if let error = validator(outcome) {
                 outcome.error = error.naming(self.summary).carrying(outcome.response).carryingBody(outcome.data)
                 return

@@ -196,6 +196,8 @@ struct FileSink: ResponseSink {
         }
     }
 
+    var finalizes: Bool { true }
+
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome {
         var outcome = outcome
         let state = request.machine.withLockedValue { $0.record.download }

@@ -16,7 +16,10 @@ enum RequestBodySource: Sendable {
     case multipart(MultipartFormData, threshold: UInt64)
 
     /// The body of one attempt of a request made from `draft`.
-    func makeBody(for draft: RequestDraft, summary: RequestSummary) throws(KiteError) -> TransportRequestBody? {
+    func makeBody(
+        for draft: RequestDraft,
+        summary: @autoclosure () -> RequestSummary
+    ) throws(KiteError) -> TransportRequestBody? {
         let chunkSize = UploadRequest.chunkSize
         switch self {
         case .draft:
@@ -27,6 +30,7 @@ enum RequestBodySource: Sendable {
                 ByteChunks(chunks: UploadRequest.slices(of: buffer, size: chunkSize))
             }
         case .stream(let body):
+            let summary = summary()
             return .stream(length: body.length, replayable: false) { body.makeChunks(summary: summary) }
         case .file(let fileURL):
             // The file checks and reads are shared with multipart file parts; their errors are this

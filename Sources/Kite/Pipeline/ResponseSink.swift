@@ -24,12 +24,17 @@ protocol ResponseSink: Sendable {
     /// Cleans up after a failed attempt before the next (a download removes its partial file).
     func prepareForRetry(of request: BaseRequest) async
 
+    /// Whether ``finalize(_:of:)`` does anything: the deliver stage skips the async call when not.
+    var finalizes: Bool { get }
+
     /// The last step before the handlers run, after validation (a download moves its file into place).
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome
 }
 
 extension ResponseSink {
     func prepareForRetry(of request: BaseRequest) async {}
+
+    var finalizes: Bool { false }
 
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome { outcome }
 }

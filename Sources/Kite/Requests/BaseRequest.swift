@@ -69,8 +69,14 @@ public class BaseRequest: @unchecked Sendable {
     /// The draft as built from URL, parameters and modifier, or why it could not be built.
     let draftResult: Result<RequestDraft, KiteError>
 
-    /// Method and URL without credentials, for errors.
-    let summary: RequestSummary
+    /// Method and URL without credentials, for errors. Made when asked for: a request that succeeds never
+    /// names itself.
+    var summary: RequestSummary {
+        switch self.draftResult {
+        case .success(let draft): draft.summary
+        case .failure(let error): error.request ?? RequestSummary(methodName: "?", url: "?")
+        }
+    }
 
     /// The request's one lock: its state machine, which holds all of its mutable state.
     let machine = NIOLockedValueBox(Machine())
@@ -98,12 +104,6 @@ public class BaseRequest: @unchecked Sendable {
         self.draftResult = draft
         self.uploadReporter = ProgressReporter(in: self.machine, isUpload: true)
         self.downloadReporter = ProgressReporter(in: self.machine, isUpload: false)
-        switch draft {
-        case .success(let draft):
-            self.summary = draft.summary
-        case .failure(let error):
-            self.summary = error.request ?? RequestSummary(methodName: "?", url: "?")
-        }
         self.context.eventMonitor?.requestDidCreate(self)
     }
 

@@ -24,7 +24,7 @@ extension DataRequest {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         self.appendValidator(
-            ResponseValidation.validator(summary: self.summary) { outcome, response in
+            ResponseValidation.validator { outcome, response in
                 validation(outcome.request, response, outcome.data)
             }
         )
@@ -76,7 +76,7 @@ extension DataRequest {
     @discardableResult
     public func validate() -> Self {
         self.appendValidator(
-            ResponseValidation.standard(summary: self.summary) { outcome, _ in outcome.data?.isEmpty ?? true }
+            ResponseValidation.standard { outcome, _ in outcome.data?.isEmpty ?? true }
         )
         return self
     }

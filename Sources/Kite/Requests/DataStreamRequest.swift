@@ -205,7 +205,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         self.appendValidator(
-            ResponseValidation.validator(summary: self.summary) { outcome, response in
+            ResponseValidation.validator { outcome, response in
                 validation(outcome.request, response)
             }
         )
@@ -256,7 +256,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     @discardableResult
     public func validate() -> Self {
         self.appendValidator(
-            ResponseValidation.standard(summary: self.summary) { _, response in Self.isEmpty(response) }
+            ResponseValidation.standard { _, response in Self.isEmpty(response) }
         )
         return self
     }

@@ -20,7 +20,7 @@ extension DownloadRequest {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         self.appendValidator(
-            ResponseValidation.validator(summary: self.summary) { outcome, response in
+            ResponseValidation.validator { outcome, response in
                 validation(outcome.request, response, outcome.fileURL)
             }
         )
@@ -72,7 +72,7 @@ extension DownloadRequest {
     @discardableResult
     public func validate() -> Self {
         self.appendValidator(
-            ResponseValidation.standard(summary: self.summary) { outcome, _ in Self.isEmpty(outcome.fileURL) }
+            ResponseValidation.standard { outcome, _ in Self.isEmpty(outcome.fileURL) }
         )
         return self
     }

@@ -4,9 +4,9 @@ import HTTPTypes
 /// The checks behind every request kind's `validate` methods.
 enum ResponseValidation {
     /// A validator for the pipeline from a check of the response: a ``KiteError`` it returns is kept,
-    /// any other error becomes `responseValidationFailed` with it as the underlying error.
+    /// any other error becomes `responseValidationFailed` with it as the underlying error. The pipeline
+    /// names the request in the error (`KiteError.naming`), so a validator carries no summary of its own.
     static func validator(
-        summary: RequestSummary,
         _ check: @escaping @Sendable (RequestOutcome, HTTPResponse) -> Result<Void, any Error>
     ) -> BaseRequest.Validator {
         { outcome in
@@ -20,7 +20,6 @@ enum ResponseValidation {
                 return KiteError(
                     code: .responseValidationFailed,
                     message: "custom validation failed: \(error)",
-                    request: summary,
                     response: response,
                     underlyingError: error
                 )
@@ -32,10 +31,9 @@ enum ResponseValidation {
     /// request has an `Accept` header, `Content-Type` against it. One validator for both checks, so
     /// the common `validate()` costs one closure.
     static func standard(
-        summary: RequestSummary,
         bodyIsEmpty: @escaping @Sendable (RequestOutcome, HTTPResponse) -> Bool
     ) -> BaseRequest.Validator {
-        Self.validator(summary: summary) { outcome, response in
+        Self.validator { outcome, response in
             if case .failure(let error) = Self.status(response, in: 200..<300) { return .failure(error) }
             guard let acceptable = Self.acceptedTypes(of: outcome.request) else { return .success(()) }
             return Self.contentType(

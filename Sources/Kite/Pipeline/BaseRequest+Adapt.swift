@@ -4,8 +4,15 @@ import HTTPTypes
 extension BaseRequest {
     /// Adapt: the session's interceptor, then the request's, change the head before each attempt. What an
     /// adapter throws ends the attempt with `requestAdaptationFailed` carrying it (retriers are asked next).
+    /// A request without interceptors goes on without an async call.
+    @inline(__always)
     func adapt(_ head: HTTPRequest, run: PipelineRun) async throws(KiteError) -> HTTPRequest {
         guard let extensions = run.extensions, extensions.hasInterceptors else { return head }
+        return try await self.adapt(head, with: extensions)
+    }
+
+    private func adapt(_ head: HTTPRequest, with extensions: PipelineExtensions) async throws(KiteError) -> HTTPRequest
+    {
         self.machine.withLockedValue { $0.enter(.adapt) }
         let state = RequestAdapterState(request: self)
         var adapted = head

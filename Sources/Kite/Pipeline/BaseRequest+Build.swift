@@ -6,6 +6,7 @@ extension BaseRequest {
     /// Build: the draft's head with the session's default header fields. The first time it also reads
     /// what the run needs (interceptors, redirect handler, credential) and starts the total timer, which
     /// spans every attempt.
+    @inline(never)
     func build(_ draft: RequestDraft, run: inout PipelineRun) throws(KiteError) -> HTTPRequest {
         var head = try draft.makeHTTPRequest()
         head.headerFields = self.context.headerFields(for: head.headerFields)

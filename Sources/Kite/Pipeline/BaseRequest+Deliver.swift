@@ -3,27 +3,35 @@ import Foundation
 extension BaseRequest {
     /// Deliver: runs the validators added while the request ran (also those added while they run),
     /// finalizes (a download moves its file), stores the outcome and runs the handlers, which serialize.
-    /// A sink that does not finalize (memory, stream) is delivered without another async call.
-    func deliver(_ pipelineOutcome: RequestOutcome) async {
+    /// A sink that does not finalize (memory, stream) is delivered without an async call.
+    @inline(__always)
+    func deliver(_ outcome: RequestOutcome) async {
         if self.sink.finalizes {
-            var outcome = pipelineOutcome
-            self.applyPendingValidators(to: &outcome)
-            outcome = await self.sink.finalize(outcome, of: self)
-            self.finish(with: outcome)
+            await self.finalizeAndFinish(outcome)
         } else {
-            self.finish(with: pipelineOutcome)
+            self.finish(with: outcome)
         }
+    }
+
+    @inline(never)
+    private func finalizeAndFinish(_ pipelineOutcome: RequestOutcome) async {
+        var outcome = pipelineOutcome
+        self.applyPendingValidators(to: &outcome)
+        outcome = await self.sink.finalize(outcome, of: self)
+        self.finish(with: outcome)
     }
 
     /// Runs the validators that have not yet checked this attempt's response; the first failure becomes
     /// the outcome's error.
+    @inline(never)
     private func applyPendingValidators(to outcome: inout RequestOutcome) {
         let pending = self.machine.withLockedValue { $0.takePendingValidators() }
         self.apply(pending, to: &outcome)
     }
 
     /// Stores the outcome and runs the handlers, once no validator added meanwhile is left to run.
-    private func finish(with finalOutcome: RequestOutcome) {
+    @inline(never)
+    func finish(with finalOutcome: RequestOutcome) {
         var outcome = finalOutcome
         while true {
             let (pending, finish) = self.machine.withLockedValue {

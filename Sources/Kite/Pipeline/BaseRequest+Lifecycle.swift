@@ -85,6 +85,7 @@ extension BaseRequest {
     /// The checkpoint's synchronous half: `true` when the pipeline may go on now, `false` when it must park
     /// (suspended); throws once the request is stopping or over. Every checkpoint of a running request ends
     /// here, one lock round trip, and never pays for an async call.
+    @inline(never)
     private func proceedsAtOnce() throws(KiteError) -> Bool {
         switch self.machine.withLockedValue({ $0.checkpoint }) {
         case .proceed: return true
@@ -106,23 +107,39 @@ extension BaseRequest {
     /// Waits while the request is suspended; returns ``PipelineCheckpoint/proceed`` when the pipeline may go
     /// on, else why not. The state machine is the one source of "stop".
     func pass() async -> PipelineCheckpoint {
-        var answer = self.machine.withLockedValue { $0.checkpoint }
+        var answer = self.currentCheckpoint()
         while answer == .park {
             answer = await withCheckedContinuation { (continuation: Waiter) in
-                let action = self.machine.withLockedValue { $0.park(continuation) }
-                if case .answer(let waiter, let answer) = action {
-                    waiter.resume(returning: answer)
-                }
+                self.park(continuation)
             }
         }
         return answer
     }
 
+    // Not inlined into the async functions that call them: a lock's closure inlined there puts its
+    // temporaries (copies of the machine's state) in the async frame, which the task allocator takes from
+    // malloc in slabs.
+
+    @inline(never)
+    private func currentCheckpoint() -> PipelineCheckpoint {
+        self.machine.withLockedValue { $0.checkpoint }
+    }
+
+    @inline(never)
+    private func park(_ continuation: Waiter) {
+        let action = self.machine.withLockedValue { $0.park(continuation) }
+        if case .answer(let waiter, let answer) = action {
+            waiter.resume(returning: answer)
+        }
+    }
+
     /// Why the pipeline is being stopped, once it is.
+    @inline(never)
     var abortError: KiteError? {
         self.machine.withLockedValue { $0.stopReason }
     }
 
+    @inline(never)
     var cancellationError: KiteError {
         KiteError(code: .cancelled, message: "the request was cancelled", request: self.summary)
     }

@@ -9,6 +9,7 @@ extension BaseRequest {
     ///
     /// The stage's two halves are synchronous so the body is read one async call from the pipeline, as
     /// shallow as before: a deeper async stack makes the task allocator take another slab from malloc.
+    @inline(never)
     func beginReceiving(
         _ transportResponse: TransportResponse,
         for finalHead: HTTPRequest,
@@ -45,6 +46,7 @@ extension BaseRequest {
     }
 
     /// Receive, after the body: the last progress report, and a stopped request is never delivered as complete.
+    @inline(never)
     func endReceiving(_ run: PipelineRun) throws(KiteError) {
         if self.downloadReporter.hasObservers {
             let done = run.counter.startOffset + run.counter.received
@@ -54,6 +56,12 @@ extension BaseRequest {
             // The engine may end a cancelled body quietly.
             throw abort
         }
+    }
+
+    /// The data request's response size limit: its own, else the session's.
+    @inline(never)
+    var responseSizeLimit: Int64? {
+        self.machine.withLockedValue { $0.record.maximumResponseSize } ?? self.context.maximumResponseSize
     }
 
     /// The next response body chunk, after waiting out a suspension and the download rate limits;

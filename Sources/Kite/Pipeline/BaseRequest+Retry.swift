@@ -8,6 +8,7 @@ extension BaseRequest {
     ///
     /// - Returns: `true` to go back to adapt (the state machine has counted the retry); `false` when the
     ///   request ends with `outcome.error`, which this stage may have replaced.
+    @inline(never)
     func retryDecision(
         body: TransportRequestBody?,
         outcome: inout RequestOutcome,

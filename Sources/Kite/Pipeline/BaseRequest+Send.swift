@@ -45,6 +45,7 @@ extension BaseRequest {
 
     /// `head` as the engine gets it: with the jar's cookies (unless the request sets `Cookie` itself), and tagged
     /// for the connection probe. Synchronous, so the send stage's async frame does not grow.
+    @inline(never)
     private func prepared(_ head: HTTPRequest, cookies: Bool) -> HTTPRequest {
         self.taggedForProbe(cookies ? self.withCookies(head) : head)
     }
@@ -60,6 +61,7 @@ extension BaseRequest {
     }
 
     /// Stores the cookies a response sets (a redirect's too, so they reach the next hop).
+    @inline(never)
     private func storeCookies(of response: HTTPResponse, for head: HTTPRequest) {
         guard let jar = self.context.cookieJar else { return }
         let values = response.headerFields[values: .setCookie]

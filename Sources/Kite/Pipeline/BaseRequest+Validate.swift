@@ -3,6 +3,7 @@ import Foundation
 extension BaseRequest {
     /// Validate: runs the validators not yet run on this attempt's response, so retriers see a validation
     /// failure. Validators added while the request runs are checked when it is delivered.
+    @inline(never)
     func validate(_ outcome: inout RequestOutcome) {
         guard outcome.error == nil, outcome.response != nil else { return }
         let pending = self.machine.withLockedValue { machine in

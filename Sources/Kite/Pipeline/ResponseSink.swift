@@ -49,9 +49,7 @@ struct MemorySink: ResponseSink {
         counter: inout BodyCounter,
         for request: BaseRequest
     ) async throws(KiteError) {
-        let limit =
-            request.machine.withLockedValue { $0.record.maximumResponseSize }
-            ?? request.context.maximumResponseSize
+        let limit = request.responseSizeLimit
         if let limit, let total = counter.total, total > limit {
             throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
         }

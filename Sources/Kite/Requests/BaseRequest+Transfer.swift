@@ -169,6 +169,7 @@ extension BaseRequest {
     }
 
     /// Records that `sent` body bytes of this attempt went to the engine.
+    @inline(never)
     func countUpload(_ sent: Int64, total: Int64?) {
         // One lock round trip per chunk: the reporters' state lives in the same box.
         let observed = self.machine.withLockedValue { machine in

@@ -5,7 +5,7 @@ extension BaseRequest {
     /// finalizes (a download moves its file), stores the outcome and runs the handlers, which serialize.
     /// A sink that does not finalize (memory, stream) is delivered without an async call.
     @inline(__always)
-    func deliver(_ outcome: RequestOutcome) async {
+    func deliver(_ outcome: consuming RequestOutcome) async {
         if self.sink.finalizes {
             await self.finalizeAndFinish(outcome)
         } else {
@@ -14,7 +14,7 @@ extension BaseRequest {
     }
 
     @inline(never)
-    private func finalizeAndFinish(_ pipelineOutcome: RequestOutcome) async {
+    private func finalizeAndFinish(_ pipelineOutcome: consuming RequestOutcome) async {
         var outcome = pipelineOutcome
         self.applyPendingValidators(to: &outcome)
         outcome = await self.sink.finalize(outcome, of: self)
@@ -31,7 +31,7 @@ extension BaseRequest {
 
     /// Stores the outcome and runs the handlers, once no validator added meanwhile is left to run.
     @inline(never)
-    func finish(with finalOutcome: RequestOutcome) {
+    func finish(with finalOutcome: consuming RequestOutcome) {
         var outcome = finalOutcome
         while true {
             let (pending, finish) = self.machine.withLockedValue {

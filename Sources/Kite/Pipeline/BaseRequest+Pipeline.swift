@@ -126,11 +126,16 @@ extension BaseRequest {
     /// The attempt's head and body, made from the draft.
     @inline(never)
     private func prepareAttempt(run: inout PipelineRun) throws(KiteError) -> (HTTPRequest, TransportRequestBody?) {
-        // The draft is not kept across a suspension: the async frames stay small.
-        let draft = try self.draftResult.get()
-        let head = try self.build(draft, run: &run)
-        let body = try self.bodySource.makeBody(for: draft, summary: self.summary).map(self.observingUpload)
-        return (head, body)
+        // The draft is not kept across a suspension: the async frames stay small. (Read in place, not
+        // through `Result.get()`, which copies it.)
+        switch self.draftResult {
+        case .success(let draft):
+            let head = try self.build(draft, run: &run)
+            let body = try self.bodySource.makeBody(for: draft, summary: self.summary).map(self.observingUpload)
+            return (head, body)
+        case .failure(let error):
+            throw error
+        }
     }
 
     /// Records the head as it goes to the engine.

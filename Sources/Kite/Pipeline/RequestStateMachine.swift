@@ -274,18 +274,8 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     /// Records the pipeline's task; returns whether it must be cancelled at once (stopped before it was
     /// recorded, or there is no pipeline to run).
     mutating func pipelineStarted(_ task: Task<Void, Never>) -> Bool {
-        switch self.state {
-        case .running(var run):
-            run.task = task
-            self.state = .running(run)
-            return false
-        case .stopping(var run, let stop):
-            run.task = task
-            self.state = .stopping(run, stop)
-            return true
-        case .initialized, .finished:
-            return true
-        }
+        let stopping = self.stopReason != nil
+        return self.withRun { $0.task = task }.map { stopping } ?? true
     }
 
     /// Records the total-timeout timer; returns whether it must be cancelled at once.
@@ -384,7 +374,9 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
     /// Runs `body` on the pipeline's ``Run`` while there is one (running or stopping); `nil` otherwise.
     @discardableResult
     private mutating func withRun<Result>(_ body: (inout Run) -> Result) -> Result? {
-        switch self.state {
+        // The state is moved out and back rather than copied: a copy of the run's payload would retain
+        // (and then release) each of its references for every event.
+        switch self.takeState() {
         case .running(var run):
             let result = body(&run)
             self.state = .running(run)
@@ -393,9 +385,20 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
             let result = body(&run)
             self.state = .stopping(run, stop)
             return result
-        case .initialized, .finished:
+        case .initialized(let suspended):
+            self.state = .initialized(suspended: suspended)
+            return nil
+        case .finished(let outcome, let cancelled):
+            self.state = .finished(outcome, cancelled: cancelled)
             return nil
         }
+    }
+
+    /// The state, moved out; the machine holds a placeholder until the caller stores the next state.
+    private mutating func takeState() -> State {
+        var taken = State.initialized(suspended: false)
+        swap(&taken, &self.state)
+        return taken
     }
 
     struct FinishAction {
@@ -414,7 +417,7 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
 
     /// The pipeline is done; returns the handlers to run with `outcome` and the timer to cancel.
     mutating func finish(with outcome: Outcome) -> FinishAction {
-        switch self.state {
+        switch self.takeState() {
         case .running(let run):
             self.record.finalRetryCount = run.retryCount
             self.state = .finished(outcome, cancelled: false)
@@ -427,8 +430,12 @@ struct RequestStateMachine<Waiter, Handler, Validator, Outcome> {
             let handlers = self.handlers
             self.handlers = SmallList()
             return FinishAction(handlers: handlers, totalTimer: run.totalTimer)
-        case .initialized, .finished:
+        case .initialized(let suspended):
             // Only a running pipeline finishes; there is nothing to deliver.
+            self.state = .initialized(suspended: suspended)
+            return FinishAction(handlers: SmallList())
+        case .finished(let stored, let cancelled):
+            self.state = .finished(stored, cancelled: cancelled)
             return FinishAction(handlers: SmallList())
         }
     }

@@ -124,7 +124,7 @@ final class AHCTransport: Transport {
         self.defaultHeaders = Self.headers(self.defaultFields)
     }
 
-    func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
+    nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if let setupError { throw setupError }
         let head = request.head
         let scheme = head.scheme ?? "http"

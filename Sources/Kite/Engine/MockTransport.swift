@@ -227,7 +227,7 @@ public final class MockTransport: Sendable {
 }
 
 extension MockTransport: Transport {
-    func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
+    nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if Task.isCancelled {
             throw Self.cancelled
         }
@@ -325,7 +325,7 @@ final class MockSessionTransport: Transport {
         self.mock = mock
     }
 
-    func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
+    nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if self.isShutDown.withLockedValue({ $0 }) {
             throw KiteError(code: .sessionShutDown, message: "the session was shut down")
         }

@@ -66,7 +66,7 @@ extension BaseRequest {
 
     /// The next response body chunk, after waiting out a suspension and the download rate limits;
     /// counts it and reports download progress. Engine errors arrive as ``KiteError``.
-    func nextChunk(
+    nonisolated(nonsending) func nextChunk(
         _ iterator: inout ByteChunks.AsyncIterator,
         counter: inout BodyCounter
     ) async throws(KiteError) -> ByteBuffer? {

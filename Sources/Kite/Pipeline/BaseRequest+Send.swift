@@ -7,7 +7,7 @@ extension BaseRequest {
     /// Send: hands the head and body to the engine, then decides about the answer. A redirect is followed
     /// by Kite's rules (``Redirect``) and the redirect handler; a `401` challenge is answered once when the
     /// request has a credential. Returns the response that is neither, and the request that got it.
-    func send(
+    nonisolated(nonsending) func send(
         _ head: HTTPRequest,
         body: TransportRequestBody?,
         run: inout PipelineRun
@@ -94,7 +94,7 @@ extension BaseRequest {
 
     /// What to send after a `401` or a redirect: the challenge answered, or the redirect Kite's rules and the
     /// redirect handler agree on; `nil` when `response` is the result.
-    private func nextHop(
+    nonisolated(nonsending) private func nextHop(
         after response: TransportResponse,
         from hop: Hop,
         visited: inout Set<String>,

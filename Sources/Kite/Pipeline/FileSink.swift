@@ -16,7 +16,7 @@ struct FileSink: ResponseSink {
     /// The body goes to a file in batches of a megabyte (``BatchedFileWriter``).
     var bodyDelivery: BodyDelivery { .gathered(batched: true) }
 
-    func receive(
+    nonisolated(nonsending) func receive(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
         counter: inout BodyCounter,

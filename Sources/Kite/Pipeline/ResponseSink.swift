@@ -14,7 +14,7 @@ protocol ResponseSink: Sendable {
 
     /// The receive stage's loop: reads the body of `response` into `outcome`, each chunk through
     /// ``BaseRequest/nextChunk(_:counter:)`` (suspension, rate limits, progress).
-    func receive(
+    nonisolated(nonsending) func receive(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
         counter: inout BodyCounter,
@@ -43,7 +43,7 @@ extension ResponseSink {
 struct MemorySink: ResponseSink {
     var bodyDelivery: BodyDelivery { .asRead }
 
-    func receive(
+    nonisolated(nonsending) func receive(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
         counter: inout BodyCounter,
@@ -92,7 +92,7 @@ struct StreamSink: ResponseSink {
         case closure(DispatchQueue, @Sendable (Data) -> Void)
     }
 
-    func receive(
+    nonisolated(nonsending) func receive(
         _ response: TransportResponse,
         into outcome: inout RequestOutcome,
         counter: inout BodyCounter,

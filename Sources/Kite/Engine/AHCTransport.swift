@@ -126,6 +126,43 @@ final class AHCTransport: Transport {
 
     nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if let setupError { throw setupError }
+        let outgoing = try self.outgoing(for: request)
+        if case .gathered(let batched) = request.bodyDelivery, outgoing.pulled == nil {
+            return try await self.sendGathered(request, outgoing, batched: batched)
+        }
+        let deadline = request.deadline ?? .distantFuture
+        let authority = outgoing.authority
+        let proxied = try self.clients.proxied(scheme: outgoing.scheme, authority: authority ?? "")
+        let response = try await self.execute(
+            on: self.clients.direct,
+            through: proxied,
+            mayResend: request.body?.isReplayable ?? true,
+            pulled: outgoing.pulled,
+            authority: authority
+        ) { client in
+            try await client.execute(outgoing.request, deadline: deadline)
+        }
+        return try self.transportResponse(response, authority: authority)
+    }
+
+    // The steps of `send` are functions of their own, never inlined into it: what they hold then lives on the
+    // thread's stack, not in `send`'s async frame (2,784 bytes before, which the task allocator took from
+    // malloc as a slab of its own for every request).
+
+    /// A request as the engine takes it, with what `send` needs to route it and report its errors.
+    private struct Outgoing {
+        var request: HTTPClientRequest
+        let url: String
+        let scheme: String
+        /// The authority as the head gives it: `nil` when it has none.
+        let authority: String?
+        /// Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
+        /// Made for streamed bodies only, so a plain request pays no allocation for it.
+        let pulled: NIOLockedValueBox<Bool>?
+    }
+
+    @inline(never)
+    private func outgoing(for request: TransportRequest) throws(KiteError) -> Outgoing {
         let head = request.head
         let scheme = head.scheme ?? "http"
         let authority = head.authority ?? ""
@@ -143,8 +180,6 @@ final class AHCTransport: Transport {
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
         outgoing.headers =
             head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
-        // Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
-        // Made for streamed bodies only, so a plain request pays no allocation for it.
         var pulled: NIOLockedValueBox<Bool>?
         switch request.body {
         case .none:
@@ -161,58 +196,18 @@ final class AHCTransport: Transport {
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
-        let deadline = request.deadline ?? .distantFuture
+        return Outgoing(request: outgoing, url: url, scheme: scheme, authority: head.authority, pulled: pulled)
+    }
 
-        let errorAuthority = head.authority
-        if case .gathered(let batched) = request.bodyDelivery, pulled == nil {
-            // A body bound for a file or a stream: gathered on the event loop (BatchedBody).
-            let engineRequest: HTTPClient.Request
-            do {
-                engineRequest = try HTTPClient.Request(
-                    url: url,
-                    method: outgoing.method,
-                    headers: outgoing.headers,
-                    body: request.body.flatMap { if case .bytes(let buffer) = $0 { .byteBuffer(buffer) } else { nil } },
-                    tlsConfiguration: outgoing.tlsConfiguration
-                )
-            } catch {
-                throw self.kiteError(from: error, authority: errorAuthority)
-            }
-            let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
-            let proxied = try self.batchedClients.proxied(scheme: scheme, authority: authority)
-            let (responseHead, body) = try await self.execute(
-                on: self.batchedClients.direct,
-                through: proxied,
-                mayResend: true,
-                pulled: nil,
-                authority: errorAuthority
-            ) { client in
-                let body = BatchedBody(
-                    idleRead: idleRead,
-                    handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil
-                )
-                body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
-                return (try await body.head(), body)
-            }
-            let reader = BatchedBody.Reader(body: body, transport: self, authority: errorAuthority)
-            return TransportResponse(
-                head: try Self.response(status: responseHead.status, headers: responseHead.headers),
-                body: ByteChunks(makeNext: { reader.next })
-            )
-        }
-        let proxied = try self.clients.proxied(scheme: scheme, authority: authority)
-        let response = try await self.execute(
-            on: self.clients.direct,
-            through: proxied,
-            mayResend: request.body?.isReplayable ?? true,
-            pulled: pulled,
-            authority: errorAuthority
-        ) { client in
-            try await client.execute(outgoing, deadline: deadline)
-        }
+    /// The response as the pipeline takes it, its body read through ``BodyReader``.
+    @inline(never)
+    private func transportResponse(
+        _ response: HTTPClientResponse,
+        authority: String?
+    ) throws(KiteError) -> TransportResponse {
         let body = response.body
         let chunks = ByteChunks(makeNext: { [self] in
-            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: errorAuthority).next
+            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: authority).next
         })
         return TransportResponse(
             head: try Self.response(status: response.status, headers: response.headers),
@@ -220,7 +215,52 @@ final class AHCTransport: Transport {
         )
     }
 
+    /// A body bound for a file or a stream: gathered on the event loop (``BatchedBody``).
+    @inline(never)
+    private func sendGathered(
+        _ request: TransportRequest,
+        _ outgoing: Outgoing,
+        batched: Bool
+    ) async throws(KiteError) -> TransportResponse {
+        let deadline = request.deadline ?? .distantFuture
+        let errorAuthority = outgoing.authority
+        let engineRequest: HTTPClient.Request
+        do {
+            engineRequest = try HTTPClient.Request(
+                url: outgoing.url,
+                method: outgoing.request.method,
+                headers: outgoing.request.headers,
+                body: request.body.flatMap { if case .bytes(let buffer) = $0 { .byteBuffer(buffer) } else { nil } },
+                tlsConfiguration: outgoing.request.tlsConfiguration
+            )
+        } catch {
+            throw self.kiteError(from: error, authority: errorAuthority)
+        }
+        let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
+        let proxied = try self.batchedClients.proxied(scheme: outgoing.scheme, authority: errorAuthority ?? "")
+        let (responseHead, body) = try await self.execute(
+            on: self.batchedClients.direct,
+            through: proxied,
+            mayResend: true,
+            pulled: nil,
+            authority: errorAuthority
+        ) { client in
+            let body = BatchedBody(
+                idleRead: idleRead,
+                handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil
+            )
+            body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
+            return (try await body.head(), body)
+        }
+        let reader = BatchedBody.Reader(body: body, transport: self, authority: errorAuthority)
+        return TransportResponse(
+            head: try Self.response(status: responseHead.status, headers: responseHead.headers),
+            body: ByteChunks(makeNext: { reader.next })
+        )
+    }
+
     /// The response head in Kite's types.
+    @inline(never)
     private static func response(status: HTTPResponseStatus, headers: HTTPHeaders) throws(KiteError) -> HTTPResponse {
         guard (0...999).contains(status.code) else {
             throw KiteError(code: .invalidResponse, message: "the response status \(status.code) is not valid")
@@ -270,6 +310,7 @@ final class AHCTransport: Transport {
 
     /// Runs `attempt` (one exchange on the client for the request's route, up to its response head), once more
     /// when the first try failed before any of the request was written: on `proxied`'s client, else on `direct`.
+    @inline(never)
     private func execute<Answer>(
         on direct: HTTPClient,
         through proxied: ProxyClients.Proxied?,
@@ -291,21 +332,22 @@ final class AHCTransport: Transport {
                     resent = true
                     continue
                 }
-                var failure = self.kiteError(from: error, authority: authority)
-                if let proxied {
-                    failure = ProxyClients.failure(
-                        failure,
-                        engineError: error,
-                        proxy: proxied.server,
-                        target: authority ?? ""
-                    )
-                }
+                let failure = self.failure(from: error, through: proxied, authority: authority)
                 if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
                     throw await self.explainingTrustFailure(failure, authority: authority)
                 }
                 throw failure
             }
         }
+    }
+
+    /// The engine's `error` as Kite reports it, naming the proxy when there is one.
+    @inline(never)
+    private func failure(from error: any Error, through proxied: ProxyClients.Proxied?, authority: String?) -> KiteError
+    {
+        let failure = self.kiteError(from: error, authority: authority)
+        guard let proxied else { return failure }
+        return ProxyClients.failure(failure, engineError: error, proxy: proxied.server, target: authority ?? "")
     }
 
     /// Whether `error` says the request failed at its first write on a connection that was already closed.

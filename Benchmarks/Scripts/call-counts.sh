@@ -11,7 +11,8 @@ set -euo pipefail
 binary=$1
 runtime=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/linux
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
-interposer=$(dirname "$(readlink -f "$binary")")
+# The benchmark links package-benchmark's malloc interposer, built beside it.
+interposer=$(cd "$(dirname "$0")/.." && pwd)/.build/x86_64-unknown-linux-gnu/release
 probe() { perf probe -q -x "$1" "$2" 2>/dev/null || true; }
 probe "$runtime/libswiftCore.so" swift_retain
 probe "$runtime/libswiftCore.so" swift_release
@@ -24,8 +25,11 @@ events=(-e probe_libswiftCore:swift_retain -e probe_libswiftCore:swift_release -
     -e probe_libswift_Concurrency:swift_task_alloc -e probe_libswift_Concurrency:swift_task_switch
     -e probe_libswift_Concurrency:swift_task_create -e probe_libc:malloc)
 run() {
-    LD_LIBRARY_PATH="$interposer:$interposer/../x86_64-unknown-linux-gnu/release" \
+    LD_LIBRARY_PATH="$interposer" \
         KITE_BENCHMARK_CLIENT_PROCESS="pipeline Kite http://api.test $1" \
-        perf stat -x, "${events[@]}" "$binary" 2>&1 >/dev/null | grep probe
+        perf stat -x, "${events[@]}" "$binary" 2>&1 >/dev/null | grep probe || {
+        echo "the job failed: run $binary with KITE_BENCHMARK_CLIENT_PROCESS set to see why" >&2
+        exit 1
+    }
 }
 paste -d, <(run 1000) <(run 3000) | awk -F, '{ split($3, name, ":"); printf "%-20s %8.1f\n", name[2], ($(NF/2+1) - $1) / 18000 }'

@@ -194,7 +194,7 @@ extension MockTransport {
                 }
                 announce(length: Int64(data.count))
                 if sendsBody {
-                    chunks = ByteChunks(chunks: Self.slices(of: data, size: 64 * 1024))
+                    chunks = ByteChunks(slicing: ByteBuffer(data: data), size: 64 * 1024)
                 }
             case .file(let url, let chunkSize):
                 let file: MultipartFormData.FileSource
@@ -204,7 +204,7 @@ extension MockTransport {
                 }
                 announce(length: file.size)
                 if sendsBody {
-                    chunks = Self.reading(file, chunkSize: chunkSize)
+                    chunks = ByteChunks.reading(file, chunkSize: chunkSize, failure: Self.fileError)
                 }
             case .chunks(let parts, let delay, let failure):
                 if sendsBody {
@@ -216,29 +216,8 @@ extension MockTransport {
             return TransportResponse(head: HTTPResponse(status: .init(code: code), headerFields: fields), body: chunks)
         }
 
-        /// `data` in slices of at most `size` bytes.
-        private static func slices(of data: Data, size: Int) -> [ByteBuffer] {
-            stride(from: 0, to: data.count, by: size).map { offset in
-                let start = data.startIndex + offset
-                return ByteBuffer(data: data[start..<min(start + size, data.endIndex)])
-            }
-        }
-
-        /// The file's bytes, read on NIO's blocking-I/O thread pool as the body is read.
-        private static func reading(_ file: MultipartFormData.FileSource, chunkSize: Int) -> ByteChunks {
-            ByteChunks(makeNext: {
-                let reader = MultipartBodyReader(segments: [.file(file, label: "")], chunkSize: chunkSize)
-                return { () async throws -> ByteBuffer? in
-                    do throws(KiteError) {
-                        return try await reader.next()
-                    } catch {
-                        throw Self.fileError(error)
-                    }
-                }
-            })
-        }
-
         /// A stub file's failure as the request's: the file's message, code `invalidResponse`.
+        @Sendable
         private static func fileError(_ error: KiteError) -> KiteError {
             KiteError(code: .invalidResponse, message: error.message, underlyingError: error.underlyingError)
         }

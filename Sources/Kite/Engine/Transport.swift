@@ -101,6 +101,37 @@ struct ByteChunks: AsyncSequence, Sendable {
         }
     }
 
+    /// `buffer` in slices of at most `size` bytes, sharing its storage.
+    init(slicing buffer: ByteBuffer, size: Int) {
+        var remaining = buffer
+        var slices: [ByteBuffer] = []
+        slices.reserveCapacity(buffer.readableBytes / size + 1)
+        while let slice = remaining.readSlice(length: Swift.min(size, remaining.readableBytes)), slice.readableBytes > 0
+        {
+            slices.append(slice)
+        }
+        self.init(chunks: slices)
+    }
+
+    /// `file`'s bytes in chunks of `chunkSize`, read on NIO's blocking-I/O thread pool as they are pulled,
+    /// from the start again for each iteration; a failure is reported as `failure` makes it.
+    static func reading(
+        _ file: MultipartFormData.FileSource,
+        chunkSize: Int,
+        failure: @escaping @Sendable (KiteError) -> KiteError
+    ) -> ByteChunks {
+        ByteChunks(makeNext: {
+            let reader = MultipartBodyReader(segments: [.file(file, label: "")], chunkSize: chunkSize)
+            return { () async throws -> ByteBuffer? in
+                do throws(KiteError) {
+                    return try await reader.next()
+                } catch {
+                    throw failure(error)
+                }
+            }
+        })
+    }
+
     struct AsyncIterator: AsyncIteratorProtocol {
         let nextChunk: () async throws -> ByteBuffer?
 

@@ -131,7 +131,11 @@ extension BaseRequest {
         switch self.draftResult {
         case .success(let draft):
             let head = try self.build(draft, run: &run)
-            let body = try self.bodySource.makeBody(for: draft, summary: self.summary).map(self.observingUpload)
+            let body = try self.bodySource.makeBody(
+                for: draft,
+                sliced: !self.uploadLimiters.isEmpty,
+                summary: self.summary
+            ).map(self.observingUpload)
             return (head, body)
         case .failure(let error):
             throw error

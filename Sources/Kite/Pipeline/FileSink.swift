@@ -60,22 +60,12 @@ struct FileSink: ResponseSink {
         do {
             file = try await PoolFile.openForWriting(partialURL.path, truncate: offset == 0)
         } catch {
-            throw KiteError(
-                code: .downloadFailed,
-                message: "the temporary file \(partialURL.path) could not be opened: \(error)",
-                request: summary,
-                underlyingError: error.posixError
-            )
+            throw Self.fileFailure("the temporary file \(partialURL.path) could not be opened", error, summary: summary)
         }
         // Chunks are written in batches, one on the thread pool while the next fills (BatchedFileWriter).
         var writer = BatchedFileWriter(file: file, offset: offset)
         func writeFailure(_ error: SystemFile.SystemError, _ writer: BatchedFileWriter) -> KiteError {
-            KiteError(
-                code: .downloadFailed,
-                message: "writing \(partialURL.path) failed after \(writer.written) bytes: \(error)",
-                request: summary,
-                underlyingError: error.posixError
-            )
+            Self.fileFailure("writing \(partialURL.path) failed after \(writer.written) bytes", error, summary: summary)
         }
         do throws(KiteError) {
             var iterator = response.body.makeAsyncIterator()
@@ -112,13 +102,27 @@ struct FileSink: ResponseSink {
         do {
             try await file.close()
         } catch {
-            throw KiteError(
-                code: .downloadFailed,
-                message: "closing \(partialURL.path) failed, so its bytes may not all be written: \(error)",
-                request: summary,
-                underlyingError: error.posixError
+            throw Self.fileFailure(
+                "closing \(partialURL.path) failed, so its bytes may not all be written",
+                error,
+                summary: summary
             )
         }
+    }
+
+    /// A failure of the partial file's I/O: `downloadFailed`, saying what failed and why, with the system's
+    /// error as the underlying one.
+    private static func fileFailure(
+        _ what: String,
+        _ error: SystemFile.SystemError,
+        summary: RequestSummary
+    ) -> KiteError {
+        KiteError(
+            code: .downloadFailed,
+            message: "\(what): \(error)",
+            request: summary,
+            underlyingError: error.posixError
+        )
     }
 
     /// Asks the ``DownloadRequest/Destination`` closure, when there is one, where this attempt's file goes,

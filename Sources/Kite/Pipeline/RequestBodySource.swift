@@ -16,19 +16,24 @@ enum RequestBodySource: Sendable {
     case multipart(MultipartFormData, threshold: UInt64)
 
     /// The body of one attempt of a request made from `draft`.
+    ///
+    /// The draft's body in memory is one write when it is at most one slice (``UploadRequest/chunkSize``) and
+    /// `sliced` is `false`; otherwise it is handed over in slices, as an upload's data is, so suspension, rate
+    /// limits (the caller sets `sliced` when the request has one) and progress steps apply to it as to a file.
     func makeBody(
         for draft: RequestDraft,
+        sliced: @autoclosure () -> Bool,
         summary: @autoclosure () -> RequestSummary
     ) throws(KiteError) -> TransportRequestBody? {
         let chunkSize = UploadRequest.chunkSize
         switch self {
         case .draft:
-            return draft.body.map { .bytes(ByteBuffer(data: $0)) }
+            guard let body = draft.body else { return nil }
+            let buffer = ByteBuffer(data: body)
+            guard buffer.readableBytes > chunkSize || sliced() else { return .bytes(buffer) }
+            return Self.slices(of: buffer)
         case .data(let data):
-            let buffer = ByteBuffer(data: data)
-            return .stream(length: Int64(buffer.readableBytes)) {
-                ByteChunks(chunks: UploadRequest.slices(of: buffer, size: chunkSize))
-            }
+            return Self.slices(of: ByteBuffer(data: data))
         case .stream(let body):
             let summary = summary()
             return .stream(length: body.length, replayable: false) { body.makeChunks(summary: summary) }
@@ -41,30 +46,26 @@ enum RequestBodySource: Sendable {
             case .failure(let error): throw Self.uploadError(error)
             }
             return .stream(length: file.size) {
-                ByteChunks(makeNext: {
-                    let reader = MultipartBodyReader(segments: [.file(file, label: "")], chunkSize: chunkSize)
-                    return { () async throws -> ByteBuffer? in
-                        do throws(KiteError) {
-                            return try await reader.next()
-                        } catch {
-                            throw Self.uploadError(error)
-                        }
-                    }
-                })
+                ByteChunks.reading(file, chunkSize: chunkSize, failure: Self.uploadError)
             }
         case .multipart(let form, let threshold):
             if let error = form.appendError { throw error }
             if form.isReplayable, form.contentLength <= threshold {
-                let encoded = ByteBuffer(data: try form.encode())
-                return .stream(length: Int64(encoded.readableBytes)) {
-                    ByteChunks(chunks: UploadRequest.slices(of: encoded, size: chunkSize))
-                }
+                return Self.slices(of: ByteBuffer(data: try form.encode()))
             }
             let chunks = try form.makeBodyChunks(chunkSize: chunkSize)
             return .stream(length: form.contentLength, replayable: form.isReplayable) { chunks }
         }
     }
 
+    /// `buffer` handed to the engine in slices of ``UploadRequest/chunkSize``.
+    private static func slices(of buffer: ByteBuffer) -> TransportRequestBody {
+        .stream(length: Int64(buffer.readableBytes)) {
+            ByteChunks(slicing: buffer, size: UploadRequest.chunkSize)
+        }
+    }
+
+    @Sendable
     private static func uploadError(_ error: KiteError) -> KiteError {
         KiteError(code: .uploadFailed, message: error.message, underlyingError: error.underlyingError)
     }

@@ -127,20 +127,10 @@ extension BaseRequest {
     }
 
     /// `body` with its bytes counted as the engine pulls them: suspension and the upload rate limits
-    /// are honoured per chunk, and upload progress is reported.
-    ///
-    /// A body in memory larger than one slice (``UploadRequest/chunkSize``), or any body with a rate limit,
-    /// is handed over in slices too, so suspension, rate limits and progress steps apply to it as to a file;
-    /// a small one without a limit is one write (its progress is reported as it is handed to the engine).
+    /// are honoured per chunk, and upload progress is reported. A body that is one write in memory (at most
+    /// one slice, no rate limit: ``RequestBodySource/makeBody(for:sliced:summary:)``) is returned as it is;
+    /// its progress is reported as it is handed to the engine.
     func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
-        if case .bytes(let buffer) = body {
-            guard buffer.readableBytes > UploadRequest.chunkSize || !self.uploadLimiters.isEmpty else { return body }
-            return self.observingUpload(
-                .stream(length: Int64(buffer.readableBytes)) {
-                    ByteChunks(chunks: UploadRequest.slices(of: buffer, size: UploadRequest.chunkSize))
-                }
-            )
-        }
         guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
         return .stream(length: length, replayable: replayable) { [self] in
             let source = makeChunks()

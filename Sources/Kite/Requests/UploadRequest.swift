@@ -22,17 +22,6 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     init(session: Session, draft: Result<RequestDraft, KiteError>, source: RequestBodySource) {
         super.init(session: session, draft: draft, body: source)
     }
-
-    /// `buffer` cut into slices of at most `size` bytes, sharing its storage.
-    static func slices(of buffer: ByteBuffer, size: Int) -> [ByteBuffer] {
-        var remaining = buffer
-        var slices: [ByteBuffer] = []
-        slices.reserveCapacity(buffer.readableBytes / size + 1)
-        while let slice = remaining.readSlice(length: min(size, remaining.readableBytes)), slice.readableBytes > 0 {
-            slices.append(slice)
-        }
-        return slices
-    }
 }
 
 /// A caller's async byte sequence as a body: read once, checked against its declared length, and

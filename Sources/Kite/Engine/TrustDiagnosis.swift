@@ -29,7 +29,14 @@ enum TrustDiagnosis {
             return "its certificate is not valid before \(Self.format(leaf.notValidBefore))"
         }
         if !TrustChecks.names(host, leaf) {
-            return "its certificate is for another host (\(Self.names(of: leaf)))"
+            let names = Self.alternativeNames(of: leaf)
+            guard !names.isEmpty else {
+                // Verifiers match only subjectAltName, never the subject's common name (RFC 9525 §6.3, which
+                // dropped RFC 6125's fallback to the CN), so a certificate without one names no host.
+                return "its certificate has no subjectAltName, and its subject (\(leaf.subject)) does not name a host "
+                    + "(RFC 9525): it needs a subjectAltName for \(host)"
+            }
+            return "its certificate is for another host (\(names.joined(separator: ", ")))"
         }
         if leaf.issuer == leaf.subject {
             return "its certificate is self-signed (\(leaf.subject)) and not among the trusted roots"
@@ -41,17 +48,16 @@ enum TrustDiagnosis {
         ISO8601DateFormatter().string(from: date)
     }
 
-    private static func names(of certificate: Certificate) -> String {
-        guard let names = try? certificate.extensions.subjectAlternativeNames, !names.isEmpty else {
-            return "\(certificate.subject)"
-        }
+    /// The DNS names and IP addresses of the certificate's subjectAltName extension; empty when it has none.
+    private static func alternativeNames(of certificate: Certificate) -> [String] {
+        guard let names = try? certificate.extensions.subjectAlternativeNames else { return [] }
         return names.map { name -> String in
             switch name {
             case .dnsName(let dns): return dns
             case .ipAddress(let bytes): return Self.address(Array(bytes.bytes))
             default: return "\(name)"
             }
-        }.joined(separator: ", ")
+        }
     }
 
     private static func address(_ bytes: [UInt8]) -> String {

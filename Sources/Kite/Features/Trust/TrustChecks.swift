@@ -45,12 +45,15 @@ enum TrustChecks {
                 return false
             }
         }
+        guard !bare.isEmpty else { return false }
         let wanted = bare.lowercased().split(separator: ".", omittingEmptySubsequences: false)
         return names.contains { name in
             guard case .dnsName(let dns) = name else { return false }
             let pattern = dns.lowercased().split(separator: ".", omittingEmptySubsequences: false)
-            guard pattern.count == wanted.count, pattern.count >= 2 else { return false }
-            if pattern[0] == "*" { return pattern.dropFirst().elementsEqual(wanted.dropFirst()) && pattern.count >= 3 }
+            guard pattern.count == wanted.count else { return false }
+            // A wildcard stands for one whole label, leftmost, under at least two more (`*.example.com`, never
+            // `*.com`); any other name matches exactly, a single label such as `localhost` too.
+            if pattern[0] == "*" { return pattern.count >= 3 && pattern.dropFirst().elementsEqual(wanted.dropFirst()) }
             return pattern == wanted
         }
     }

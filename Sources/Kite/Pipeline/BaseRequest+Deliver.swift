@@ -16,17 +16,21 @@ extension BaseRequest {
     @inline(never)
     private func finalizeAndFinish(_ pipelineOutcome: consuming RequestOutcome) async {
         var outcome = pipelineOutcome
-        self.applyPendingValidators(to: &outcome)
+        self.prepareToFinalize(&outcome)
         outcome = await self.sink.finalize(outcome, of: self)
         self.finish(with: outcome)
     }
 
-    /// Runs the validators that have not yet checked this attempt's response; the first failure becomes
-    /// the outcome's error.
+    /// Before the sink finalizes: the validators that have not yet checked this attempt's response run (the
+    /// first failure becomes the outcome's error), and a cancelled request's outcome carries its cancellation,
+    /// so a cancelled download is not moved into place.
     @inline(never)
-    private func applyPendingValidators(to outcome: inout RequestOutcome) {
-        let pending = self.machine.withLockedValue { $0.takePendingValidators() }
+    private func prepareToFinalize(_ outcome: inout RequestOutcome) {
+        let (pending, stopped) = self.machine.withLockedValue { ($0.takePendingValidators(), $0.finishingError) }
         self.apply(pending, to: &outcome)
+        if outcome.error == nil, let stopped {
+            outcome.error = stopped
+        }
     }
 
     /// Stores the outcome and runs the handlers, once no validator added meanwhile is left to run.

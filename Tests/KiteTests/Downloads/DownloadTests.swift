@@ -211,6 +211,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: partial.path))
     }
 
+    @Test func aDownloadCancelledAfterItsBodyArrivedIsNotMovedIntoPlace() async throws {
+        // The cancel comes from a validator, after the whole body is on disk and before the file is moved: the
+        // request ends cancelled and its destination is never written.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("cancelled.bin")
+        let url = try await Backend.inProcess.url("/bytes/4096")
+        let held = NIOLockedValueBox<DownloadRequest?>(nil)
+        let request = Session.default.download(url, to: Self.destination(target))
+        held.withLockedValue { $0 = request }
+        request.validate { _, _, _ in
+            held.withLockedValue { $0 }?.cancel()
+            return .success(())
+        }
+        let response = await request.serializingDownloadedFileURL().response
+        held.withLockedValue { $0 = nil }
+        #expect(response.error?.code == .cancelled, "\(String(describing: response.error))")
+        #expect(!FileManager.default.fileExists(atPath: target.path), "the destination is not written")
+    }
+
     @Test func resumeDataIsPlainVersionedJSONWithoutCredentials() async throws {
         let url = try await Backend.inProcess.url("/range/262144?duration=2")
         let request = Session.default.download(url, headers: [.authorization: "Bearer secret", .accept: "*/*"])

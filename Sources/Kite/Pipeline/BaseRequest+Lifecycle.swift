@@ -46,17 +46,11 @@ extension BaseRequest {
             self.startPipeline()
         case .runNow(let handler, let outcome, let lateValidators):
             self.context.serializationQueue.async {
-                handler(lateValidators.isEmpty ? outcome : self.checked(outcome, with: lateValidators))
+                var checked = outcome
+                self.apply(lateValidators, to: &checked)
+                handler(checked)
             }
         }
-    }
-
-    /// `outcome` checked with `validators`: the first failure becomes its error (a failed outcome or one
-    /// without a response is not checked).
-    func checked(_ outcome: RequestOutcome, with validators: SmallList<StoredValidator>) -> RequestOutcome {
-        var checked = outcome
-        self.apply(validators, to: &checked)
-        return checked
     }
 
     /// Adds a validator. One added after the request is over does not change the outcome its handlers
@@ -87,18 +81,20 @@ extension BaseRequest {
     /// here, one lock round trip, and never pays for an async call.
     @inline(never)
     private func proceedsAtOnce() throws(KiteError) -> Bool {
-        switch self.machine.withLockedValue({ $0.checkpoint }) {
-        case .proceed: return true
-        case .park: return false
-        case .stop(let reason): throw reason
-        case .over: throw self.cancellationError
-        }
+        try self.proceeds(self.machine.withLockedValue { $0.checkpoint })
     }
 
     /// The checkpoint's asynchronous half: parks while the request is suspended.
     private func waitAtCheckpoint() async throws(KiteError) {
-        switch await self.pass() {
-        case .proceed, .park: return
+        _ = try self.proceeds(await self.pass())
+    }
+
+    /// What a checkpoint's `answer` means for the pipeline: `true` to go on, `false` to park; throws once the
+    /// request is stopping or over.
+    private func proceeds(_ answer: PipelineCheckpoint) throws(KiteError) -> Bool {
+        switch answer {
+        case .proceed: return true
+        case .park: return false
         case .stop(let reason): throw reason
         case .over: throw self.cancellationError
         }

@@ -590,12 +590,20 @@ def stats(conn, req):
 # ----------------------------------------------------------------------------- hostile proxy
 
 def connect_fault(conn, req):
-    """A hostile HTTP proxy: a CONNECT's target host picks the misbehaviour (any port).
+    """A hostile HTTP proxy: the target host of a CONNECT, or of a request in absolute form
+    (GET http://host/path, as plain http goes to a proxy), picks the misbehaviour (any port).
     proxy-407.test: 407 with a body, without Proxy-Authenticate; proxy-403.test: 403 refusal;
     proxy-silent.test: never answers; proxy-fin.test / proxy-rst.test: closes (FIN / RST) without
     answering; proxy-garbage.test: bytes that are not HTTP; proxy-body.test: 200 with a body, which a
-    tunnel answer must not have; proxy-drop.test: 200, then closes the tunnel before any response."""
-    host = req.target.rsplit(":", 1)[0].lower()
+    tunnel answer must not have (absolute form: 5 of the 100 bytes promised, then FIN);
+    proxy-drop.test: 200, then closes the tunnel before any response (absolute form: a head
+    promising 100 bytes, then RST)."""
+    if req.method != "CONNECT":
+        return forward_fault(conn, req, (urlsplit(req.target).hostname or "").lower())
+    return proxy_fault(conn, req, req.target.rsplit(":", 1)[0].lower())
+
+def proxy_fault(conn, req, host):
+    """The misbehaviours a CONNECT and a request in absolute form share."""
     if host == "proxy-407.test":
         return respond(conn, req, 407, b"proxy says no", [("Connection", "close")]) and CLOSE
     if host == "proxy-403.test":
@@ -620,6 +628,17 @@ def connect_fault(conn, req):
         return CLOSE
     return respond(conn, req, 502, b"unknown proxy fault", [("Connection", "close")]) and CLOSE
 
+def forward_fault(conn, req, host):
+    """connect_fault's misbehaviours for a request in absolute form."""
+    if host == "proxy-body.test":
+        conn.send(make_head(200, [("Content-Length", 100)]) + b"hello")
+        return CLOSE
+    if host == "proxy-drop.test":
+        conn.send(make_head(200, [("Content-Length", 100)]))
+        rst_close(conn.sock)
+        return DONE
+    return proxy_fault(conn, req, host)
+
 def not_found(conn, req):
     return respond(conn, req, 404, f"not found: {req.path}\n".encode(),
                    [("Content-Type", "text/plain")])
@@ -641,7 +660,8 @@ def serve_connection(sock):
                 with STATS_LOCK:
                     STATS["requests"] += 1
                 log(req.method, req.target)
-                handler = connect_fault if req.method == "CONNECT" else ROUTES.get(req.path, not_found)
+                handler = (connect_fault if req.method == "CONNECT" or req.target.startswith("http://")
+                           else ROUTES.get(req.path, not_found))
                 if not handler.own_body:
                     maybe_continue(conn, req)
                     read_body(conn, req)

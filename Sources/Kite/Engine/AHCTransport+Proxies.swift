@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// One set of engine clients with the same settings: one for direct requests, and one per proxy server the
@@ -34,14 +35,26 @@ struct EngineClients: Sendable {
     }
 }
 
-/// The engine's clients for proxied requests: async-http-client takes its proxy per client, not per request,
-/// so each proxy server a session uses gets a client of its own, made on first use with the session's settings
-/// and the same event loops. A session whose ``ProxyRoute`` never proxies has none of this.
+/// The engine's clients for proxied requests. async-http-client takes its proxy per client, not per request, and
+/// always tunnels: so each proxy server that tunnels gets a client of its own, made on first use with the session's
+/// settings and the same event loops. Plain `http` requests that a proxy takes in absolute form go through one
+/// forwarding client, whose connections go to the proxies themselves (pooled per proxy, whatever the origin) and
+/// write each request line in absolute form (``AbsoluteFormWriter``). A session whose ``ProxyRoute`` never
+/// proxies has none of this.
 final class ProxyClients: Sendable {
     let route: ProxyRoute
     private let configuration: HTTPClient.Configuration
     private let eventLoopGroup: any EventLoopGroup
-    private let clients = NIOLockedValueBox<[ProxyServer: Proxied]>([:])
+    private let clients = NIOLockedValueBox(Clients())
+
+    private struct Clients {
+        var tunnelling: [ProxyServer: Proxied] = [:]
+        var forwarded: [ProxyServer: Proxied] = [:]
+        /// Made with the first forwarded request.
+        var forwarding: HTTPClient?
+
+        var all: [HTTPClient] { self.tunnelling.values.map(\.client) + (self.forwarding.map { [$0] } ?? []) }
+    }
 
     init(route: ProxyRoute, configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
         self.route = route
@@ -54,10 +67,21 @@ final class ProxyClients: Sendable {
     final class Proxied: Sendable {
         let server: ProxyServer
         let client: HTTPClient
+        /// Whether requests go to the proxy in absolute form (``Outgoing``'s URL and fields name the proxy), not
+        /// through a tunnel.
+        let forwards: Bool
 
-        init(server: ProxyServer, client: HTTPClient) {
+        init(server: ProxyServer, client: HTTPClient, forwards: Bool) {
             self.server = server
             self.client = client
+            self.forwards = forwards
+        }
+
+        /// A forwarded request's response head when it is the proxy's refusal: a `407` comes from the proxy,
+        /// never from a server, and fails the request as a refused `CONNECT` does.
+        func check(status: HTTPResponseStatus) throws(KiteError) {
+            guard self.forwards, status == .proxyAuthenticationRequired else { return }
+            throw ProxyClients.credentialsRefused(by: self.server, underlyingError: nil)
         }
     }
 
@@ -68,8 +92,18 @@ final class ProxyClients: Sendable {
             defaultPort: scheme == "https" ? 443 : 80
         )
         guard let proxy = try self.route.proxy(scheme: scheme, host: host, port: port) else { return nil }
+        if proxy.forwards(scheme: scheme) {
+            return self.clients.withLockedValue { clients in
+                if let proxied = clients.forwarded[proxy] { return proxied }
+                let client = clients.forwarding ?? self.makeForwardingClient()
+                clients.forwarding = client
+                let proxied = Proxied(server: proxy, client: client, forwards: true)
+                clients.forwarded[proxy] = proxied
+                return proxied
+            }
+        }
         return self.clients.withLockedValue { clients in
-            if let proxied = clients[proxy] { return proxied }
+            if let proxied = clients.tunnelling[proxy] { return proxied }
             var configuration = self.configuration
             switch proxy.kind {
             case .http:
@@ -83,17 +117,34 @@ final class ProxyClients: Sendable {
             }
             let proxied = Proxied(
                 server: proxy,
-                client: HTTPClient(eventLoopGroup: self.eventLoopGroup, configuration: configuration)
+                client: HTTPClient(eventLoopGroup: self.eventLoopGroup, configuration: configuration),
+                forwards: false
             )
-            clients[proxy] = proxied
+            clients.tunnelling[proxy] = proxied
             return proxied
         }
     }
 
+    /// The client whose connections go to proxies and write absolute-form request lines: the session's settings
+    /// over HTTP/1.1 (a plain-text proxy speaks nothing else).
+    private func makeForwardingClient() -> HTTPClient {
+        var configuration = self.configuration
+        configuration.httpVersion = .http1Only
+        let initializer = configuration.http1_1ConnectionDebugInitializer
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            let installed = initializer?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()
+            return installed.flatMapThrowing {
+                let operations = channel.pipeline.syncOperations
+                let encoder = try operations.handler(type: HTTPRequestEncoder.self)
+                try operations.addHandler(AbsoluteFormWriter(), position: .after(encoder))
+            }
+        }
+        return HTTPClient(eventLoopGroup: self.eventLoopGroup, configuration: configuration)
+    }
+
     /// Shuts every proxy client down; later requests fail as the session's do.
     func shutdown() async throws {
-        let clients = self.clients.withLockedValue { $0.values.map(\.client) }
-        for client in clients {
+        for client in self.clients.withLockedValue({ $0.all }) {
             do {
                 try await client.shutdown()
             } catch let error as HTTPClientError where error == .alreadyShutdown {
@@ -103,21 +154,33 @@ final class ProxyClients: Sendable {
     }
 
     func shutdownInBackground() {
-        for client in self.clients.withLockedValue({ $0.values.map(\.client) }) {
+        for client in self.clients.withLockedValue({ $0.all }) {
             client.shutdown(queue: .global()) { _ in }
         }
     }
 
-    /// A failure of a proxied request, said in terms of the proxy where the proxy caused it.
-    static func failure(_ failure: KiteError, engineError: any Error, proxy: ProxyServer, target: String) -> KiteError {
+    /// The proxy's `407`: it wants credentials, or other ones.
+    static func credentialsRefused(by proxy: ProxyServer, underlyingError: (any Error)?) -> KiteError {
+        let why =
+            proxy.credential == nil
+            ? "asks for credentials (407): give them in the proxy URL or as its authorization"
+            : "refused the credentials (407)"
+        return KiteError(code: .proxyFailed, message: "the proxy \(proxy) \(why)", underlyingError: underlyingError)
+    }
+
+    /// A failure of a proxied request, said in terms of the proxy where the proxy caused it. A forwarded request's
+    /// every exchange is with the proxy, so its timeouts name the proxy too.
+    static func failure(
+        _ failure: KiteError,
+        engineError: any Error,
+        through proxied: Proxied,
+        target: String
+    ) -> KiteError {
+        let proxy = proxied.server
         if let error = engineError as? HTTPClientError {
             switch error {
             case .proxyAuthenticationRequired:
-                let why =
-                    proxy.credential == nil
-                    ? "asks for credentials (407): give them in the proxy URL or as its authorization"
-                    : "refused the credentials (407)"
-                return KiteError(code: .proxyFailed, message: "the proxy \(proxy) \(why)", underlyingError: error)
+                return Self.credentialsRefused(by: proxy, underlyingError: error)
             case .invalidProxyResponse:
                 return KiteError(
                     code: .proxyFailed,
@@ -152,7 +215,8 @@ final class ProxyClients: Sendable {
             )
         }
         let connectionLevel: Set<KiteError.Code> = [.connectionFailed, .connectionLost, .invalidResponse, .tlsFailed]
-        guard connectionLevel.contains(failure.code) || failure.code == .timedOut && failure.timeout == .connect else {
+        let timedOut = failure.code == .timedOut && (failure.timeout == .connect || proxied.forwards)
+        guard connectionLevel.contains(failure.code) || timedOut else {
             return failure
         }
         return KiteError(
@@ -161,5 +225,21 @@ final class ProxyClients: Sendable {
             timeout: failure.timeout,
             underlyingError: failure.underlyingError
         )
+    }
+}
+
+/// Writes each request head in absolute form, `GET http://host:port/path HTTP/1.1` (RFC 9112 §3.2.2), the origin
+/// taken from the head's `Host` field: on the forwarding client's connections, which go to proxies.
+final class AbsoluteFormWriter: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var head) = self.unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        head.uri = "http://" + (head.headers.first(name: "host") ?? "") + head.uri
+        context.write(self.wrapOutboundOut(.head(head)), promise: promise)
     }
 }

@@ -126,13 +126,14 @@ final class AHCTransport: Transport {
 
     nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if let setupError { throw setupError }
-        let outgoing = try self.outgoing(for: request)
+        var outgoing = try self.outgoing(for: request)
         if case .gathered(let batched) = request.bodyDelivery, outgoing.pulled == nil {
             return try await self.sendGathered(request, outgoing, batched: batched)
         }
         let deadline = request.deadline ?? .distantFuture
         let authority = outgoing.authority
         let proxied = try self.clients.proxied(scheme: outgoing.scheme, authority: authority ?? "")
+        if let proxied, proxied.forwards { outgoing.forward(through: proxied.server) }
         let response = try await self.execute(
             on: self.clients.direct,
             through: proxied,
@@ -142,7 +143,8 @@ final class AHCTransport: Transport {
         ) { client in
             try await client.execute(outgoing.request, deadline: deadline)
         }
-        return try self.transportResponse(response, authority: authority)
+        try proxied?.check(status: response.status)
+        return try self.transportResponse(response, through: proxied, authority: authority)
     }
 
     // The steps of `send` are functions of their own, never inlined into it: what they hold then lives on the
@@ -152,13 +154,30 @@ final class AHCTransport: Transport {
     /// A request as the engine takes it, with what `send` needs to route it and report its errors.
     private struct Outgoing {
         var request: HTTPClientRequest
-        let url: String
+        var url: String
         let scheme: String
         /// The authority as the head gives it: `nil` when it has none.
         let authority: String?
         /// Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
         /// Made for streamed bodies only, so a plain request pays no allocation for it.
         let pulled: NIOLockedValueBox<Bool>?
+
+        /// Addresses the request to `proxy`, which takes it in absolute form (RFC 9112 §3.2.2): the engine
+        /// connects to the proxy, ``AbsoluteFormWriter`` writes the origin from `Host` into the request line, and
+        /// the proxy's credential goes in `Proxy-Authorization`, on this request only.
+        mutating func forward(through proxy: ProxyServer) {
+            let host = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
+            let origin = self.scheme.utf8.count + 3 + (self.authority?.utf8.count ?? 0)
+            self.url = "http://\(host):\(proxy.port)" + self.url.dropFirst(origin)
+            self.request.url = self.url
+            self.request.headers.replaceOrAdd(name: "Host", value: self.authority ?? "")
+            if let credential = proxy.credential {
+                self.request.headers.replaceOrAdd(
+                    name: "Proxy-Authorization",
+                    value: credential.basicAuthorization()
+                )
+            }
+        }
     }
 
     @inline(never)
@@ -203,11 +222,12 @@ final class AHCTransport: Transport {
     @inline(never)
     private func transportResponse(
         _ response: HTTPClientResponse,
+        through proxied: ProxyClients.Proxied?,
         authority: String?
     ) throws(KiteError) -> TransportResponse {
         let body = response.body
         let chunks = ByteChunks(makeNext: { [self] in
-            BodyReader(iterator: body.makeAsyncIterator(), transport: self, authority: authority).next
+            BodyReader(iterator: body.makeAsyncIterator(), transport: self, proxied: proxied, authority: authority).next
         })
         return TransportResponse(
             head: try Self.response(status: response.status, headers: response.headers),
@@ -224,6 +244,9 @@ final class AHCTransport: Transport {
     ) async throws(KiteError) -> TransportResponse {
         let deadline = request.deadline ?? .distantFuture
         let errorAuthority = outgoing.authority
+        let proxied = try self.batchedClients.proxied(scheme: outgoing.scheme, authority: errorAuthority ?? "")
+        var outgoing = outgoing
+        if let proxied, proxied.forwards { outgoing.forward(through: proxied.server) }
         let engineRequest: HTTPClient.Request
         do {
             engineRequest = try HTTPClient.Request(
@@ -237,7 +260,6 @@ final class AHCTransport: Transport {
             throw self.kiteError(from: error, authority: errorAuthority)
         }
         let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
-        let proxied = try self.batchedClients.proxied(scheme: outgoing.scheme, authority: errorAuthority ?? "")
         let (responseHead, body) = try await self.execute(
             on: self.batchedClients.direct,
             through: proxied,
@@ -252,7 +274,13 @@ final class AHCTransport: Transport {
             body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
             return (try await body.head(), body)
         }
-        let reader = BatchedBody.Reader(body: body, transport: self, authority: errorAuthority)
+        do {
+            try proxied?.check(status: responseHead.status)
+        } catch {
+            body.cancel()
+            throw error
+        }
+        let reader = BatchedBody.Reader(body: body, transport: self, proxied: proxied, authority: errorAuthority)
         return TransportResponse(
             head: try Self.response(status: responseHead.status, headers: responseHead.headers),
             body: ByteChunks(makeNext: { reader.next })
@@ -343,11 +371,10 @@ final class AHCTransport: Transport {
 
     /// The engine's `error` as Kite reports it, naming the proxy when there is one.
     @inline(never)
-    private func failure(from error: any Error, through proxied: ProxyClients.Proxied?, authority: String?) -> KiteError
-    {
+    func failure(from error: any Error, through proxied: ProxyClients.Proxied?, authority: String?) -> KiteError {
         let failure = self.kiteError(from: error, authority: authority)
         guard let proxied else { return failure }
-        return ProxyClients.failure(failure, engineError: error, proxy: proxied.server, target: authority ?? "")
+        return ProxyClients.failure(failure, engineError: error, through: proxied, target: authority ?? "")
     }
 
     /// Whether `error` says the request failed at its first write on a connection that was already closed.
@@ -428,11 +455,18 @@ final class AHCTransport: Transport {
 private final class BodyReader {
     private var iterator: HTTPClientResponse.Body.AsyncIterator
     private let transport: AHCTransport
+    private let proxied: ProxyClients.Proxied?
     private let authority: String?
 
-    init(iterator: HTTPClientResponse.Body.AsyncIterator, transport: AHCTransport, authority: String?) {
+    init(
+        iterator: HTTPClientResponse.Body.AsyncIterator,
+        transport: AHCTransport,
+        proxied: ProxyClients.Proxied?,
+        authority: String?
+    ) {
         self.iterator = iterator
         self.transport = transport
+        self.proxied = proxied
         self.authority = authority
     }
 
@@ -440,7 +474,7 @@ private final class BodyReader {
         do {
             return try await self.iterator.next()
         } catch {
-            throw self.transport.kiteError(from: error, authority: self.authority)
+            throw self.transport.failure(from: error, through: self.proxied, authority: self.authority)
         }
     }
 }

@@ -284,11 +284,13 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     final class Reader: Sendable {
         private let body: BatchedBody
         private let transport: AHCTransport
+        private let proxied: ProxyClients.Proxied?
         private let authority: String?
 
-        init(body: BatchedBody, transport: AHCTransport, authority: String?) {
+        init(body: BatchedBody, transport: AHCTransport, proxied: ProxyClients.Proxied?, authority: String?) {
             self.body = body
             self.transport = transport
+            self.proxied = proxied
             self.authority = authority
         }
 
@@ -300,7 +302,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             do {
                 return try await self.body.next()
             } catch {
-                throw self.transport.kiteError(from: error, authority: self.authority)
+                throw self.transport.failure(from: error, through: self.proxied, authority: self.authority)
             }
         }
     }

@@ -42,17 +42,39 @@ struct ProxyTrafficTests {
         .http(host: "127.0.0.1", port: proxy.port, authorization: Credential(user: Self.user, password: Self.password))
     }
 
-    @Test func plainHTTPGoesThroughTheProxysTunnelAndTheCredentialStaysWithTheProxy() async throws {
+    /// tinyproxy's log line for a request it was handed in absolute form.
+    static func forwarded(_ path: String, origin: Int) -> String {
+        "GET http://127.0.0.1:\(origin)\(path) HTTP/1.1"
+    }
+
+    @Test func plainHTTPGoesToTheProxyInAbsoluteFormAndTheCredentialStaysWithTheProxy() async throws {
         let proxy = try await self.authenticatingProxy()
         defer { proxy.stop() }
         let base = try await Backend.inProcess.baseURL()
         let origin = try #require(URL(string: base)?.port)
         let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
-        let headers = try await self.originHeaders(session, base + "/headers")
+        let headers = try await self.originHeaders(session, base + "/headers?twice")
         #expect(headers.header("Proxy-Authorization") == nil)
         #expect(headers.header("Host") == "127.0.0.1:\(origin)")
+        try await proxy.waitForLog(containing: Self.forwarded("/headers?twice", origin: origin))
+        #expect(!proxy.log.contains("CONNECT 127.0.0.1"))
+    }
+
+    @Test func tunnelsPlainHTTPSendsPlainHTTPThroughCONNECT() async throws {
+        let proxy = try await self.authenticatingProxy()
+        defer { proxy.stop() }
+        let base = try await Backend.inProcess.baseURL()
+        let origin = try #require(URL(string: base)?.port)
+        let credential = Credential(user: Self.user, password: Self.password)
+        let session = self.session(
+            .http(host: "127.0.0.1", port: proxy.port, authorization: credential, tunnelsPlainHTTP: true)
+        )
+        defer { Task { try? await session.shutdown() } }
+        let headers = try await self.originHeaders(session, base + "/headers")
+        #expect(headers.header("Proxy-Authorization") == nil)
         try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(origin) HTTP/1.1")
+        #expect(!proxy.log.contains("GET http://"))
     }
 
     @Test func aDownloadGoesThroughTheProxy() async throws {
@@ -65,7 +87,22 @@ struct ProxyTrafficTests {
         let fileURL = try await session.download(base + "/range/300000").validate().serializingDownloadedFileURL().value
         defer { try? FileManager.default.removeItem(at: fileURL) }
         #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(300_000))
-        try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(origin) HTTP/1.1")
+        try await proxy.waitForLog(containing: Self.forwarded("/range/300000", origin: origin))
+    }
+
+    /// A body streamed in slices (over 64 KiB) goes to the proxy in absolute form and reaches the server whole.
+    @Test func anUploadGoesThroughTheProxyInAbsoluteForm() async throws {
+        let proxy = try await self.authenticatingProxy()
+        defer { proxy.stop() }
+        let base = try await Backend.inProcess.baseURL()
+        let origin = try #require(URL(string: base)?.port)
+        let session = self.session(self.withCredentials(proxy))
+        defer { Task { try? await session.shutdown() } }
+        let body = String(repeating: "kite-proxy ", count: 30_000)
+        let echo = try await session.upload(Data(body.utf8), to: base + "/post", headers: [.contentType: "text/plain"])
+            .validate().serializingJSON().value
+        #expect(echo["data"] == .string(body))
+        try await proxy.waitForLog(containing: "POST http://127.0.0.1:\(origin)/post HTTP/1.1")
     }
 
     @Test func httpsGoesThroughCONNECTAndTheServerIsStillVerified() async throws {
@@ -92,6 +129,7 @@ struct ProxyTrafficTests {
         let proxy = try await self.authenticatingProxy()
         defer { proxy.stop() }
         let url = try await Backend.inProcess.url("/get")
+        let (_, secure) = try await TrustServers.shared.server(.leaf)
         let without = self.session(.http(host: "127.0.0.1", port: proxy.port))
         let wrong = self.session(
             .http(host: "127.0.0.1", port: proxy.port, authorization: Credential(user: Self.user, password: "nope"))
@@ -102,21 +140,29 @@ struct ProxyTrafficTests {
                 try? await wrong.shutdown()
             }
         }
-        let first = await without.request(url).serializingData().response.error
-        #expect(first?.code == .proxyFailed)
-        #expect(
-            first?.message
-                == "the proxy http://127.0.0.1:\(proxy.port) asks for credentials (407): give them in the proxy URL or as its authorization"
-        )
-        let second = await wrong.request(url).serializingData().response.error
+        // The proxy's 407, to a CONNECT (https) and to a request in absolute form (http) alike.
+        for target in [url, secure + "/get"] {
+            let first = await without.request(target).serializingData().response.error
+            #expect(first?.code == .proxyFailed, "\(target)")
+            #expect(
+                first?.message
+                    == "the proxy http://127.0.0.1:\(proxy.port) asks for credentials (407): give them in the proxy URL or as its authorization",
+                "\(target)"
+            )
+        }
+        // tinyproxy answers a wrong password with 401, not 407. To a CONNECT, the engine tells only that it was not
+        // 2xx; to plain http it is the answer, as curl shows it, and the server never saw the request.
+        let secureOrigin = try #require(URL(string: secure)?.port)
+        let second = await wrong.request(secure + "/get").serializingData().response.error
         #expect(second?.code == .proxyFailed)
-        // tinyproxy answers a wrong password with 401, not 407; the engine tells only that it was not 2xx.
-        let origin = try #require(URL(string: url)?.port)
         #expect(
             second?.message
-                == "the proxy http://127.0.0.1:\(proxy.port) refused the tunnel to 127.0.0.1:\(origin) (its answer to CONNECT was not 2xx)"
+                == "the proxy http://127.0.0.1:\(proxy.port) refused the tunnel to 127.0.0.1:\(secureOrigin) (its answer to CONNECT was not 2xx)"
         )
         #expect(second?.description.contains("nope") == false)
+        let plain = await wrong.request(url).serializingString().response
+        #expect(plain.response?.status == .unauthorized)
+        #expect(plain.value?.contains("tinyproxy") == true)
     }
 
     @Test func theEnvironmentChoosesTheProxyAndNoProxyBypassesIt() async throws {
@@ -138,8 +184,8 @@ struct ProxyTrafficTests {
                 try? await cgi.shutdown()
             }
         }
-        let tunnel = "CONNECT 127.0.0.1:\(origin) HTTP/1.1"
-        // The bypassed and CGI sessions go first: the proxy's log must still have no tunnel afterwards.
+        let tunnel = Self.forwarded("/headers", origin: origin)
+        // The bypassed and CGI sessions go first: the proxy's log must still have no request afterwards.
         #expect(try await self.originHeaders(bypassed, base + "/headers").header("Proxy-Authorization") == nil)
         #expect(try await self.originHeaders(cgi, base + "/headers").header("Proxy-Authorization") == nil)
         #expect(!proxy.log.contains(tunnel))
@@ -194,44 +240,67 @@ struct SOCKSProxyTests {
 }
 
 /// The fault server as a hostile HTTP proxy: each misbehaviour ends the request with a clear error, in bounded
-/// time, never a crash or a hang.
+/// time, never a crash or a hang. `https` goes through `CONNECT`; plain `http` goes to the proxy in absolute form,
+/// where the proxy's answer is the response (a `403` is a response like a server's; a `407` is the proxy's own).
 @Suite(.timeLimit(.minutes(1))) struct HostileProxyTests {
-    /// The fault server's misbehaviour (picked by the CONNECT target's host) and the codes a request may end
-    /// with. Where the proxy closes the connection, the engine reports what it saw first (the closed channel,
-    /// its CONNECT handler removed, or for `https` the TLS handshake cut), so several codes are right; each
-    /// error must name the proxy.
-    static let cases: [(host: String, http: Set<KiteError.Code>, https: Set<KiteError.Code>)] = [
-        ("proxy-407.test", [.proxyFailed], [.proxyFailed]),
-        ("proxy-403.test", [.proxyFailed], [.proxyFailed]),
-        // The 200 head opens the tunnel; for https the body bytes then reach the TLS handshake.
-        ("proxy-body.test", [.proxyFailed, .connectionLost], [.proxyFailed, .connectionLost, .tlsFailed]),
-        ("proxy-silent.test", [.timedOut], [.timedOut]),
-        ("proxy-fin.test", [.proxyFailed, .connectionLost], [.proxyFailed, .connectionLost]),
-        ("proxy-rst.test", [.proxyFailed, .connectionLost], [.proxyFailed, .connectionLost]),
-        ("proxy-garbage.test", [.proxyFailed, .connectionLost, .invalidResponse], [.proxyFailed, .connectionLost]),
-        ("proxy-drop.test", [.connectionLost], [.tlsFailed, .connectionLost]),
+    /// What a plain `http` request through the proxy ends with.
+    enum Outcome: Sendable, CustomStringConvertible {
+        case failure(Set<KiteError.Code>)
+        case status(Int)
+
+        var description: String {
+            switch self {
+            case .failure(let codes): "a failure with one of \(codes.map(\.description).sorted())"
+            case .status(let status): "status \(status)"
+            }
+        }
+    }
+
+    /// The fault server's misbehaviour (picked by the target's host) and what a request may end with. Where the
+    /// proxy closes the connection, the engine reports what it saw first (the closed channel, its CONNECT handler
+    /// removed, or for `https` the TLS handshake cut), so several codes are right; each error must name the proxy.
+    static let cases: [(host: String, http: Outcome, https: Set<KiteError.Code>)] = [
+        ("proxy-407.test", .failure([.proxyFailed]), [.proxyFailed]),
+        ("proxy-403.test", .status(403), [.proxyFailed]),
+        // The 200 head opens the tunnel; for https the body bytes then reach the TLS handshake. In absolute form,
+        // the proxy sends 5 of 100 bytes and closes.
+        ("proxy-body.test", .failure([.connectionLost]), [.proxyFailed, .connectionLost, .tlsFailed]),
+        ("proxy-silent.test", .failure([.timedOut]), [.timedOut]),
+        ("proxy-fin.test", .failure([.connectionLost, .invalidResponse]), [.proxyFailed, .connectionLost]),
+        ("proxy-rst.test", .failure([.connectionLost]), [.proxyFailed, .connectionLost]),
+        ("proxy-garbage.test", .failure([.connectionLost, .invalidResponse]), [.proxyFailed, .connectionLost]),
+        ("proxy-drop.test", .failure([.connectionLost]), [.tlsFailed, .connectionLost]),
     ]
 
     @Test(arguments: Self.cases)
     func aHostileProxyEndsTheRequestWithAClearError(
         host: String,
-        http: Set<KiteError.Code>,
+        http: Outcome,
         https: Set<KiteError.Code>
     ) async throws {
         _ = try await FaultServer.shared.baseURL()
         let port = try #require(await FaultServer.shared.port)
         var configuration = Session.Configuration()
         configuration.proxy = .http(host: "127.0.0.1", port: port)
-        // 3 s: the silent proxy's case waits that long; with 1 s, a loaded machine once let the timeout fire
-        // before the fault server's answer arrived in another case.
+        // 3 s: the silent proxy's case waits that long (for https to open the tunnel, for http for the response);
+        // with 1 s, a loaded machine once let the timeout fire before the fault server's answer arrived in
+        // another case.
         configuration.timeouts.connect = .seconds(3)
+        configuration.timeouts.idleRead = .seconds(3)
         let session = Session(configuration: configuration)
         defer { Task { try? await session.shutdown() } }
-        for (scheme, codes) in [("http", http), ("https", https)] {
-            let error = await session.request("\(scheme)://\(host)/get").serializingData().response.error
-            let said = error.map(String.init(describing:)) ?? "no error"
-            #expect(error.map { codes.contains($0.code) } == true, "\(scheme): \(said)")
-            #expect(said.contains("proxy http://127.0.0.1:\(port)"), "\(scheme): \(said)")
+        let plain = await session.request("http://\(host)/get").serializingData().response
+        switch http {
+        case .failure(let codes):
+            let said = plain.error.map(String.init(describing:)) ?? "no error"
+            #expect(plain.error.map { codes.contains($0.code) } == true, "http: \(said)")
+            #expect(said.contains("proxy http://127.0.0.1:\(port)"), "http: \(said)")
+        case .status(let status):
+            #expect(plain.error == nil && plain.response?.status.code == status, "http: \(plain)")
         }
+        let error = await session.request("https://\(host)/get").serializingData().response.error
+        let said = error.map(String.init(describing:)) ?? "no error"
+        #expect(error.map { https.contains($0.code) } == true, "https: \(said)")
+        #expect(said.contains("proxy http://127.0.0.1:\(port)"), "https: \(said)")
     }
 }

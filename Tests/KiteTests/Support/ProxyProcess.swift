@@ -3,15 +3,21 @@ import NIOConcurrencyHelpers
 import Testing
 
 /// A real forward proxy in a child process, on a free loopback port: tinyproxy (Debian's package) for HTTP
-/// proxies with `CONNECT` and Basic authentication, pproxy (PyPI, in `.venv`) for SOCKS5. Each test starts its
-/// own, so the proxy's log holds that test's requests only. `.ci/run` installs both; elsewhere the suites are
-/// skipped when one is missing, unless `KITE_REQUIRE_PROXIES=1` (as in CI) makes that a failure.
+/// proxies with `CONNECT` and Basic authentication, Squid (Debian's package, its default configuration) as users
+/// meet it, pproxy (PyPI, in `.venv`) for SOCKS5. Each test starts its own, so the proxy's log holds that test's
+/// requests only. `.ci/run` installs all three; elsewhere the suites are skipped when one is missing, unless
+/// `KITE_REQUIRE_PROXIES=1` (as in CI) makes that a failure.
 final class ProxyProcess: Sendable {
     enum Kind: Sendable {
-        /// tinyproxy, asking for `user`/`password` when given.
-        case tinyproxy(user: String?, password: String?)
+        /// tinyproxy, asking for `user`/`password` when given; with `connectPorts`, `CONNECT` is allowed to those
+        /// ports only (its sample configuration's `ConnectPort 443` and `ConnectPort 563`), else to every port.
+        case tinyproxy(user: String?, password: String?, connectPorts: [Int] = [])
         /// pproxy serving SOCKS5.
         case socks5
+        /// Squid with Debian's default configuration (`/etc/squid/squid.conf`: `CONNECT` to port 443 only, plain
+        /// `http` to "safe" ports, clients on localhost only), listening on a free loopback port instead of 3128,
+        /// its files in the proxy's folder.
+        case squid
     }
 
     let port: Int
@@ -39,6 +45,10 @@ final class ProxyProcess: Sendable {
         }
     }
 
+    static var squidPath: String? {
+        ["/usr/sbin/squid", "/usr/bin/squid"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     static var pproxyPath: String? {
         let path = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()  // Support
@@ -52,6 +62,7 @@ final class ProxyProcess: Sendable {
     /// Whether the proxy tests run: the programs exist, or CI requires them (and then they fail loudly).
     static var tinyproxyAvailable: Bool { Self.tinyproxyPath != nil || Self.required }
     static var pproxyAvailable: Bool { Self.pproxyPath != nil || Self.required }
+    static var squidAvailable: Bool { Self.squidPath != nil || Self.required }
     private static var required: Bool { ProcessInfo.processInfo.environment["KITE_REQUIRE_PROXIES"] == "1" }
 
     /// Starts the proxy and waits until it accepts connections (its own "ready" line, at most 10 s).
@@ -74,19 +85,41 @@ final class ProxyProcess: Sendable {
         let process = Process()
         let ready: String
         switch kind {
-        case .tinyproxy(let user, let password):
+        case .tinyproxy(let user, let password, let connectPorts):
             let path = try #require(Self.tinyproxyPath, "tinyproxy is not installed (apt-get install tinyproxy)")
             var lines = [
                 "Port \(port)", "Listen 127.0.0.1", "Timeout 30", "LogLevel Info", "MaxClients 64",
                 "Allow 127.0.0.1", "DisableViaHeader Yes",
             ]
             if let user, let password { lines.append("BasicAuth \(user) \(password)") }
+            lines += connectPorts.map { "ConnectPort \($0)" }
             let configuration = directory.appendingPathComponent("tinyproxy.conf")
             try (lines.joined(separator: "\n") + "\n").write(to: configuration, atomically: true, encoding: .utf8)
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // -d: stay in the foreground and log to standard error.
             process.arguments = ["-c", Self.watcher, path, "-d", "-c", configuration.path]
             ready = "Starting main loop"
+        case .squid:
+            let path = try #require(Self.squidPath, "squid is not installed (apt-get install squid)")
+            // Squid drops root for its `proxy` user, which must write the folder; its access log goes there (it
+            // cannot reopen this process's pipe as that user).
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+            let debian = try String(contentsOfFile: "/etc/squid/squid.conf", encoding: .utf8)
+            let lines = debian.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.hasPrefix("http_port ") ? "http_port 127.0.0.1:\(port)" : String(line)
+            }
+            let folder = directory.path
+            let own = [
+                "pid_filename \(folder)/squid.pid", "access_log stdio:\(folder)/access.log",
+                "cache_log stdio:\(folder)/cache.log", "coredump_dir \(folder)",
+            ]
+            let configuration = directory.appendingPathComponent("squid.conf")
+            let text = (lines + own).joined(separator: "\n") + "\n"
+            try text.write(to: configuration, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // -N: stay in the foreground; -d 1: say on standard error when it accepts connections.
+            process.arguments = ["-c", Self.watcher, path, "-N", "-d", "1", "-f", configuration.path]
+            ready = "Accepting HTTP Socket connections"
         case .socks5:
             let path = try #require(Self.pproxyPath, "pproxy is not installed (.venv/bin/pip install pproxy)")
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

@@ -36,15 +36,36 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// No proxy, whatever the environment says.
     public static let none = ProxyConfiguration(kind: .none)
 
-    /// Every request through an HTTP proxy, which tunnels it with `CONNECT`.
+    /// Every request through an HTTP proxy: `https` requests through a `CONNECT` tunnel, plain `http` requests
+    /// handed to the proxy whole, in absolute form (`GET http://host/path HTTP/1.1`, RFC 9112 §3.2.2), as curl,
+    /// python-requests, Go and OkHttp send them.
     ///
     /// - Parameters:
     ///   - host: The proxy's host name or IP address.
     ///   - port: The proxy's port.
-    ///   - authorization: The credential sent to the proxy as `Proxy-Authorization: Basic`, if it needs one.
+    ///   - authorization: The credential sent to the proxy as `Proxy-Authorization: Basic`, if it needs one: on
+    ///     each `CONNECT` and on each plain `http` request, never to a server.
+    ///   - tunnelsPlainHTTP: Whether plain `http` requests go through a `CONNECT` tunnel too (curl's
+    ///     `--proxytunnel`). Most proxies allow `CONNECT` to port 443 only, so leave it `false` unless the proxy
+    ///     must not see the requests.
     /// - Returns: The configuration.
-    public static func http(host: String, port: Int, authorization: Credential? = nil) -> ProxyConfiguration {
-        ProxyConfiguration(kind: .server(ProxyServer(kind: .http, host: host, port: port, credential: authorization)))
+    public static func http(
+        host: String,
+        port: Int,
+        authorization: Credential? = nil,
+        tunnelsPlainHTTP: Bool = false
+    ) -> ProxyConfiguration {
+        ProxyConfiguration(
+            kind: .server(
+                ProxyServer(
+                    kind: .http,
+                    host: host,
+                    port: port,
+                    credential: authorization,
+                    tunnelsPlainHTTP: tunnelsPlainHTTP
+                )
+            )
+        )
     }
 
     /// Every request through a SOCKS5 proxy (without authentication: the engine has no SOCKS authentication).
@@ -99,6 +120,14 @@ struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
     var host: String
     var port: Int
     var credential: Credential?
+    /// Whether plain `http` requests go through a `CONNECT` tunnel instead of in absolute form.
+    var tunnelsPlainHTTP = false
+
+    /// Whether a request with `scheme` is handed to this proxy whole, in absolute form: plain `http` through an
+    /// HTTP proxy, unless it tunnels it.
+    func forwards(scheme: String) -> Bool {
+        self.kind == .http && scheme != "https" && !self.tunnelsPlainHTTP
+    }
 
     /// Names the proxy without its credential.
     var description: String {

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
+import NIOPosix
 import NIOSSL
 import X509
 
@@ -77,6 +78,11 @@ final class TrustGate: Sendable {
     }
 
     /// Holds each request head until the server is trusted for its host; fails every write once refused.
+    ///
+    /// The trust manager's `serverTrustEvaluator(forHost:)` and the evaluator are user code that may take its time
+    /// (a pin store, OCSP, a log): they run on `NIOThreadPool.singleton`, never on the event loop, which serves
+    /// every other connection on it meanwhile. What the pipeline writes and flushes on this connection while they
+    /// run waits here, in order.
     final class Check: ChannelOutboundHandler, RemovableChannelHandler {
         typealias OutboundIn = HTTPClientRequestPart
         typealias OutboundOut = HTTPClientRequestPart
@@ -86,6 +92,9 @@ final class TrustGate: Sendable {
         /// The hosts already accepted on this connection.
         private var trusted: Set<String> = []
         private var refusal: Refusal?
+        /// The writes held while an evaluation runs (the head that started it first); `nil` when none runs.
+        private var held: [(data: NIOAny, promise: EventLoopPromise<Void>?)]?
+        private var flushHeld = false
 
         init(gate: TrustGate, connection: any Channel) {
             self.gate = gate
@@ -97,21 +106,61 @@ final class TrustGate: Sendable {
                 promise?.fail(refusal)
                 return
             }
+            if self.held != nil {
+                self.held?.append((data, promise))
+                return
+            }
             if case .head(let head) = self.unwrapOutboundIn(data) {
                 let host = Self.host(of: head)
                 if !self.trusted.contains(host) {
-                    do throws(KiteError) {
-                        if let evaluator = try self.gate.evaluator(forHost: host) {
-                            try Self.run(evaluator, TrustGate.serverTrust(on: self.connection, host: host), host)
-                        }
-                        self.trusted.insert(host)
-                    } catch {
-                        self.refuse(Refusal(error: error), context: context, promise: promise)
-                        return
-                    }
+                    self.held = [(data, promise)]
+                    self.evaluate(host, context: context)
+                    return
                 }
             }
             context.write(data, promise: promise)
+        }
+
+        func flush(context: ChannelHandlerContext) {
+            if self.held != nil {
+                self.flushHeld = true
+                return
+            }
+            context.flush()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            let held = self.held ?? []
+            self.held = nil
+            for write in held { write.promise?.fail(ChannelError.ioOnClosedChannel) }
+        }
+
+        /// Runs the host's evaluator off the event loop, then writes what was held, or refuses it.
+        private func evaluate(_ host: String, context: ChannelHandlerContext) {
+            let gate = self.gate
+            let trust = TrustGate.serverTrust(on: self.connection, host: host)
+            let evaluated = NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { () throws -> Void in
+                if let evaluator = try gate.evaluator(forHost: host) {
+                    try Self.run(evaluator, trust, host)
+                }
+            }
+            evaluated.assumeIsolated().whenComplete { result in
+                guard let held = self.held else { return }  // the handler was removed meanwhile
+                self.held = nil
+                switch result {
+                case .success:
+                    self.trusted.insert(host)
+                    for write in held { self.write(context: context, data: write.data, promise: write.promise) }
+                case .failure(let error):
+                    let refusal = Refusal(error: error as? KiteError ?? TrustChecks.failure(host, "\(error)"))
+                    self.refuse(refusal, context: context, promise: held.first?.promise)
+                    for write in held.dropFirst() { write.promise?.fail(refusal) }
+                }
+                if self.flushHeld, self.held == nil {
+                    self.flushHeld = false
+                    context.flush()
+                }
+            }
         }
 
         /// Fails the write, then the request through the pipeline (AHC fails it with this error and closes

@@ -25,6 +25,7 @@ final class AHCTransport: Transport {
     private let setupError: KiteError?
     private let canShutDown: Bool
     let timeouts: Session.Timeouts
+    private let tls: TLSOptions
     /// The session's default header fields, and the same as NIO headers: most requests send exactly
     /// these, so they are converted once.
     private let defaultFields: HTTPFields
@@ -120,6 +121,7 @@ final class AHCTransport: Transport {
         )
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
+        self.tls = configuration.tls
         self.defaultFields = Session.sentDefaultHeaders(for: configuration)
         self.defaultHeaders = Self.headers(self.defaultFields)
     }
@@ -306,15 +308,33 @@ final class AHCTransport: Transport {
         )
     }
 
-    /// A handshake's verification failure with the reason read from the server's certificate
-    /// (``TrustDiagnosis``), bounded by the connect timeout.
-    private func explainingTrustFailure(_ failure: KiteError, authority: String?) async -> KiteError {
-        guard let authority else { return failure }
+    /// A handshake's verification failure with the reason read from the server's certificates
+    /// (``TrustDiagnosis``, along the request's route), unless the session's TLS options turn that off.
+    private func explainingTrustFailure(
+        _ failure: KiteError,
+        through proxied: ProxyClients.Proxied?,
+        authority: String?
+    ) async -> KiteError {
+        guard let authority, self.tls.diagnosesTrustFailures else { return failure }
         let (host, port) = TrustGate.Check.hostAndPort(ofAuthority: authority, defaultPort: 443)
+        let verification = (try? self.trust?.evaluator(forHost: host.lowercased()))??.handshakeVerification ?? .full
+        var expectation = TrustDiagnosis.Expectation(
+            roots: verification.anchors,
+            includesSystemRoots: true,
+            checksName: verification.mode == .full
+        )
+        switch self.tls.trustRoots {
+        case .system: break
+        case .certificates(let roots):
+            (expectation.roots, expectation.includesSystemRoots) = (roots + verification.anchors, false)
+        case .systemAnd(let roots): expectation.roots = roots + verification.anchors
+        }
         let reason = await TrustDiagnosis.reason(
             host: host.lowercased(),
             port: port,
-            timeout: self.timeouts.connect,
+            through: proxied?.server,
+            expecting: expectation,
+            timeout: min(TrustDiagnosis.timeout, self.timeouts.connect),
             group: Self.eventLoopGroup
         )
         return KiteError(
@@ -362,7 +382,7 @@ final class AHCTransport: Transport {
                 }
                 let failure = self.failure(from: error, through: proxied, authority: authority)
                 if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
-                    throw await self.explainingTrustFailure(failure, authority: authority)
+                    throw await self.explainingTrustFailure(failure, through: proxied, authority: authority)
                 }
                 throw failure
             }

@@ -119,10 +119,33 @@ struct ProxyTrafficTests {
         #expect(headers.header("Proxy-Authorization") == nil)
         try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(origin) HTTP/1.1")
 
-        // Through the same proxy, a server the session does not trust is still refused.
+        // Through the same proxy, a server the session does not trust is still refused, with the reason read over
+        // a second connection that goes through the proxy too: a second tunnel to that server.
         let (_, untrusted) = try await TrustServers.shared.server(.selfSigned)
+        let untrustedTunnel = "CONNECT 127.0.0.1:\(try #require(URL(string: untrusted)?.port)) HTTP/1.1"
         let refused = await session.request(untrusted + "/get").serializingData().response
         #expect(refused.error?.code == .serverTrustEvaluationFailed)
+        #expect(refused.error?.message.contains("its certificate is self-signed (") == true, "\(refused)")
+        try await proxy.waitForLog(containing: untrustedTunnel, times: 2)
+    }
+
+    @Test func withoutTheDiagnosisATrustFailureOpensNoSecondConnection() async throws {
+        let proxy = try await self.authenticatingProxy()
+        defer { proxy.stop() }
+        let (authority, base) = try await TrustServers.shared.server(.leaf)
+        let (_, untrusted) = try await TrustServers.shared.server(.selfSigned)
+        let session = self.session(self.withCredentials(proxy)) {
+            $0.tls.trustRoots = .certificates([authority.root.certificate])
+            $0.tls.diagnosesTrustFailures = false
+        }
+        defer { Task { try? await session.shutdown() } }
+        let refused = await session.request(untrusted + "/get").serializingData().response
+        #expect(refused.error?.code == .serverTrustEvaluationFailed)
+        #expect(refused.error?.message == "the server 127.0.0.1 is not trusted: its certificate failed verification")
+        // A request after it marks the log: by then, a second connection would have been logged.
+        _ = try await self.originHeaders(session, base + "/headers")
+        try await proxy.waitForLog(containing: "CONNECT 127.0.0.1:\(try #require(URL(string: base)?.port))")
+        #expect(proxy.logLines(containing: "CONNECT 127.0.0.1:\(try #require(URL(string: untrusted)?.port))") == 1)
     }
 
     @Test func aProxyAskingForCredentialsFailsTheRequestWithProxyFailed() async throws {
@@ -236,6 +259,24 @@ struct SOCKSProxyTests {
         let response = await session.request(base + "/get?via=socks").validate().serializingJSON().response
         #expect(response.value?["args"]?["via"] == .string("socks"))
         try await proxy.waitForLog(containing: "-> 127.0.0.1:\(origin)")
+    }
+}
+
+extension SOCKSProxyTests {
+    /// A trust failure's diagnosis reaches the server the way the request did: through the SOCKS proxy.
+    @Test func theTrustDiagnosisGoesThroughTheSOCKSProxy() async throws {
+        let proxy = try await ProxyProcess.start(.socks5)
+        defer { proxy.stop() }
+        let (_, untrusted) = try await TrustServers.shared.server(.selfSigned)
+        let origin = try #require(URL(string: untrusted)?.port)
+        var configuration = Session.Configuration()
+        configuration.proxy = .socks(host: "127.0.0.1", port: proxy.port)
+        let session = Session(configuration: configuration)
+        defer { Task { try? await session.shutdown() } }
+        let refused = await session.request(untrusted + "/get").serializingData().response
+        #expect(refused.error?.code == .serverTrustEvaluationFailed)
+        #expect(refused.error?.message.contains("its certificate is self-signed (") == true, "\(refused)")
+        try await proxy.waitForLog(containing: "-> 127.0.0.1:\(origin)", times: 2)
     }
 }
 

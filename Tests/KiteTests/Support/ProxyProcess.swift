@@ -140,7 +140,7 @@ final class ProxyProcess: Sendable {
         self.process = ProcessBox(process: process, directory: directory)
         self.output = output
         do {
-            _ = try await output.waitForLine(containing: ready, timeout: .seconds(10))
+            _ = try await output.waitForLine(containing: ready, times: 1, timeout: .seconds(10))
         } catch {
             self.stop()
             throw ProxyProcessError(message: "the proxy did not start: \(output.text)")
@@ -156,8 +156,13 @@ final class ProxyProcess: Sendable {
 
     /// Waits until the proxy's log has a line containing `text` (at most `timeout`), and returns that line.
     @discardableResult
-    func waitForLog(containing text: String, timeout: Duration = .seconds(10)) async throws -> String {
-        try await self.output.waitForLine(containing: text, timeout: timeout)
+    func waitForLog(containing text: String, times: Int = 1, timeout: Duration = .seconds(10)) async throws -> String {
+        try await self.output.waitForLine(containing: text, times: times, timeout: timeout)
+    }
+
+    /// How many lines of the log so far contain `text`.
+    func logLines(containing text: String) -> Int {
+        self.log.split(separator: "\n").filter { $0.contains(text) }.count
     }
 
     /// Stops the proxy: its shell sees the folder gone and kills it.
@@ -173,7 +178,9 @@ struct ProxyProcessError: Error, CustomStringConvertible {
 
 /// A child's output, read as it comes; waiters are resumed by the line they wait for, not by polling.
 private final class OutputLines: Sendable {
-    private typealias Waiter = (id: UUID, needle: String, continuation: CheckedContinuation<String, any Error>)
+    private typealias Waiter = (
+        id: UUID, needle: String, times: Int, continuation: CheckedContinuation<String, any Error>
+    )
 
     private struct State {
         var text = ""
@@ -205,7 +212,9 @@ private final class OutputLines: Sendable {
             state.text += chunk
             var resumed: [(CheckedContinuation<String, any Error>, String)] = []
             state.waiters.removeAll { waiter in
-                guard let line = Self.line(in: state.text, containing: waiter.needle) else { return false }
+                guard let line = Self.line(in: state.text, containing: waiter.needle, times: waiter.times) else {
+                    return false
+                }
                 resumed.append((waiter.continuation, line))
                 return true
             }
@@ -237,7 +246,7 @@ private final class OutputLines: Sendable {
         waiter.continuation.resume(throwing: ProxyProcessError(message: "no log line with \"\(waiter.needle)\""))
     }
 
-    func waitForLine(containing needle: String, timeout: Duration) async throws -> String {
+    func waitForLine(containing needle: String, times: Int, timeout: Duration) async throws -> String {
         let id = UUID()
         let timer = Task {
             try await Task.sleep(for: timeout)
@@ -246,19 +255,21 @@ private final class OutputLines: Sendable {
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
             let immediate = self.state.withLockedValue { state -> Result<String, any Error>? in
-                if let line = Self.line(in: state.text, containing: needle) { return .success(line) }
+                if let line = Self.line(in: state.text, containing: needle, times: times) { return .success(line) }
                 if state.closed { return .failure(ProxyProcessError(message: "the proxy exited")) }
                 if state.expired.contains(id) {
                     return .failure(ProxyProcessError(message: "no log line with \"\(needle)\""))
                 }
-                state.waiters.append((id, needle, continuation))
+                state.waiters.append((id, needle, times, continuation))
                 return nil
             }
             if let immediate { continuation.resume(with: immediate) }
         }
     }
 
-    private static func line(in text: String, containing needle: String) -> String? {
-        text.split(separator: "\n").first { $0.contains(needle) }.map(String.init)
+    /// The `times`th line of `text` that contains `needle`, if there are that many.
+    private static func line(in text: String, containing needle: String, times: Int) -> String? {
+        let lines = text.split(separator: "\n").filter { $0.contains(needle) }
+        return lines.count >= times ? String(lines[times - 1]) : nil
     }
 }

@@ -111,9 +111,8 @@ public final class SecurityPolicy: ServerTrustEvaluating {
             return
         case .certificate:
             let leaf = try TrustChecks.leaf(of: trust, host: host)
-            let now = Date()
-            if leaf.notValidAfter < now || leaf.notValidBefore > now {
-                throw TrustChecks.failure(host, TrustDiagnosis.reason(for: leaf, host: host, now: now))
+            if let problem = TrustDiagnosis.validityProblem(of: leaf, now: Date()) {
+                throw TrustChecks.failure(host, problem)
             }
             if settings.validatesDomainName { try TrustChecks.requireName(host, in: leaf) }
             try PinnedCertificatesTrustEvaluator(

@@ -34,6 +34,14 @@ public struct TLSOptions: Sendable {
     public var clientIdentity: ClientIdentity?
     /// The lowest TLS version accepted; TLS 1.2 by default.
     public var minimumVersion = Version.v1_2
+    /// Whether a certificate the handshake refuses is read again to name the reason (`true` by default).
+    ///
+    /// The TLS library says only "certificate verify failed". To say what is wrong (self-signed, an unknown
+    /// issuer, expired, for another host), Kite opens one more connection along the request's route (through its
+    /// proxy), takes the certificates the server presents and refuses them, so no request byte is written; it
+    /// takes at most 2 seconds. Set `false` where that second connection is unwelcome: the error then says
+    /// "its certificate failed verification".
+    public var diagnosesTrustFailures = true
 
     /// Creates the default options: system roots, no client certificate, TLS 1.2 or later.
     public init() {}

@@ -141,7 +141,8 @@ final class AHCTransport: Transport {
             through: proxied,
             mayResend: request.body?.isReplayable ?? true,
             pulled: outgoing.pulled,
-            authority: authority
+            authority: authority,
+            events: request.events
         ) { client in
             try await client.execute(outgoing.request, deadline: deadline)
         }
@@ -267,7 +268,8 @@ final class AHCTransport: Transport {
             through: proxied,
             mayResend: true,
             pulled: nil,
-            authority: errorAuthority
+            authority: errorAuthority,
+            events: request.events
         ) { client in
             let body = BatchedBody(
                 idleRead: idleRead,
@@ -357,14 +359,16 @@ final class AHCTransport: Transport {
     }
 
     /// Runs `attempt` (one exchange on the client for the request's route, up to its response head), once more
-    /// when the first try failed before any of the request was written: on `proxied`'s client, else on `direct`.
+    /// when the first try failed before any of the request was written (telling `events`): on `proxied`'s client,
+    /// else on `direct`.
     @inline(never)
-    private func execute<Answer>(
+    func execute<Answer>(
         on direct: HTTPClient,
         through proxied: ProxyClients.Proxied?,
         mayResend: Bool,
         pulled: NIOLockedValueBox<Bool>?,
         authority: String?,
+        events: (any TransportEvents)?,
         _ attempt: (HTTPClient) async throws -> Answer
     ) async throws(KiteError) -> Answer {
         var resent = false
@@ -378,6 +382,9 @@ final class AHCTransport: Transport {
                 // A request whose bytes may have been written is never sent again here.
                 if !resent, mayResend, Self.failedBeforeWriting(error), pulled?.withLockedValue({ $0 }) != true {
                     resent = true
+                    events?.transportWillResend(
+                        after: self.failure(from: error, through: proxied, authority: authority)
+                    )
                     continue
                 }
                 let failure = self.failure(from: error, through: proxied, authority: authority)

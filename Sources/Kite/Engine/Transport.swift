@@ -32,6 +32,16 @@ struct TransportRequest: Sendable {
     var deadline: NIODeadline?
     /// How the engine hands the response body over.
     var bodyDelivery = BodyDelivery.asRead
+    /// Told what the engine does that the pipeline does not see.
+    var events: (any TransportEvents)?
+}
+
+/// What the engine tells the pipeline about an exchange while it runs. An object the pipeline already has (the
+/// request), so that a request pays no allocation for it.
+protocol TransportEvents: AnyObject, Sendable {
+    /// The exchange failed on a pooled connection before any of the request was written (the server had closed
+    /// it), and the engine sends it once more on a new connection, as curl and Go do.
+    func transportWillResend(after error: KiteError)
 }
 
 /// How the engine hands a response body to the pipeline.

@@ -27,7 +27,8 @@ extension BaseRequest {
                     head: self.prepared(hop.head, cookies: run.handlesCookies),
                     body: hop.body,
                     deadline: run.deadline,
-                    bodyDelivery: self.sink.bodyDelivery
+                    bodyDelivery: self.sink.bodyDelivery,
+                    events: self
                 )
             )
             if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }
@@ -195,5 +196,13 @@ extension BaseRequest {
         while discarded < 64 * 1024, let chunk = try? await iterator.next() {
             discarded += chunk.readableBytes
         }
+    }
+}
+
+extension BaseRequest: TransportEvents {
+    /// The engine sends this attempt once more on a new connection: event monitors and telemetry hear of it.
+    func transportWillResend(after error: KiteError) {
+        self.context.eventMonitor?.request(self, willResendOnNewConnectionAfter: error)
+        self.context.telemetry?.resending(self, after: error)
     }
 }

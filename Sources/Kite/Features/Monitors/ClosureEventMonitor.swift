@@ -26,6 +26,7 @@ public final class ClosureEventMonitor: EventMonitor {
         var requestWillFollowRedirect: (@Sendable (BaseRequest, HTTPRequest, HTTPResponse) -> Void)?
         var requestDidDecideRetry: (@Sendable (BaseRequest, RetryResult, KiteError) -> Void)?
         var requestIsRetrying: (@Sendable (BaseRequest) -> Void)?
+        var requestWillResendOnNewConnection: (@Sendable (BaseRequest, KiteError) -> Void)?
         var requestDidUpdateUploadProgress: (@Sendable (BaseRequest, TransferProgress) -> Void)?
         var requestDidUpdateDownloadProgress: (@Sendable (BaseRequest, TransferProgress) -> Void)?
         var requestDidFinish: (@Sendable (BaseRequest) -> Void)?
@@ -106,6 +107,12 @@ public final class ClosureEventMonitor: EventMonitor {
         set { self.closures.withLockedValue { $0.requestIsRetrying = newValue } }
     }
 
+    /// The engine sends the attempt once more on a new connection (the pooled one was closed before any byte).
+    public var requestWillResendOnNewConnection: (@Sendable (BaseRequest, KiteError) -> Void)? {
+        get { self.closures.withLockedValue { $0.requestWillResendOnNewConnection } }
+        set { self.closures.withLockedValue { $0.requestWillResendOnNewConnection = newValue } }
+    }
+
     /// Upload progress.
     public var requestDidUpdateUploadProgress: (@Sendable (BaseRequest, TransferProgress) -> Void)? {
         get { self.closures.withLockedValue { $0.requestDidUpdateUploadProgress } }
@@ -177,6 +184,10 @@ public final class ClosureEventMonitor: EventMonitor {
 
     public func requestIsRetrying(_ request: BaseRequest) {
         self.requestIsRetrying?(request)
+    }
+
+    public func request(_ request: BaseRequest, willResendOnNewConnectionAfter error: KiteError) {
+        self.requestWillResendOnNewConnection?(request, error)
     }
 
     public func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress) {

@@ -42,6 +42,9 @@ public protocol EventMonitor: Sendable {
     func request(_ request: BaseRequest, didDecideRetry result: RetryResult, dueTo error: KiteError)
     /// The request is being sent again (``BaseRequest/retryCount`` has grown).
     func requestIsRetrying(_ request: BaseRequest)
+    /// The engine sends the attempt once more on a new connection, without a retry: it failed with `error` on a
+    /// pooled connection that the server had closed, before any byte of it was written (as curl and Go resend).
+    func request(_ request: BaseRequest, willResendOnNewConnectionAfter error: KiteError)
     /// Request body bytes went to the engine: the same steps ``BaseRequest/uploadProgress(queue:_:)`` reports.
     func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress)
     /// Response body bytes arrived: the same steps ``BaseRequest/downloadProgress(queue:_:)`` reports.
@@ -72,6 +75,7 @@ extension EventMonitor {
     public func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse) {}
     public func request(_ request: BaseRequest, didDecideRetry result: RetryResult, dueTo error: KiteError) {}
     public func requestIsRetrying(_ request: BaseRequest) {}
+    public func request(_ request: BaseRequest, willResendOnNewConnectionAfter error: KiteError) {}
     public func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress) {}
     public func request(_ request: BaseRequest, didUpdateDownloadProgress progress: TransferProgress) {}
     public func requestDidFinish(_ request: BaseRequest) {}
@@ -130,6 +134,9 @@ public struct CompositeEventMonitor: EventMonitor {
         self.dispatch { $0.request(request, didDecideRetry: result, dueTo: error) }
     }
     public func requestIsRetrying(_ request: BaseRequest) { self.dispatch { $0.requestIsRetrying(request) } }
+    public func request(_ request: BaseRequest, willResendOnNewConnectionAfter error: KiteError) {
+        self.dispatch { $0.request(request, willResendOnNewConnectionAfter: error) }
+    }
     public func request(_ request: BaseRequest, didUpdateUploadProgress progress: TransferProgress) {
         self.dispatch { $0.request(request, didUpdateUploadProgress: progress) }
     }

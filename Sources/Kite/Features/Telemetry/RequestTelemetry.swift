@@ -124,6 +124,23 @@ final class RequestTelemetry: Sendable {
         )
     }
 
+    /// The engine sends an attempt once more on a new connection (``TransportEvents``): a counter, and an event on
+    /// the span.
+    func resending(_ request: BaseRequest, after error: KiteError) {
+        if let factory = self.metricsFactory {
+            let target = Target(request)
+            let dimensions = [
+                (Names.method, target.boundedMethod), (Names.serverAddress, target.host),
+                (Names.serverPort, String(target.port)), (Names.errorType, error.code.description),
+            ]
+            Counter(label: Names.connectionResends, dimensions: dimensions, factory: factory).increment()
+        }
+        guard self.tracer != nil, let span = request.machine.withLockedValue({ $0.record.span }) else { return }
+        span.addEvent(
+            SpanEvent(name: Names.connectionResends, attributes: [Names.errorType: .string(error.code.description)])
+        )
+    }
+
     /// The request is over: its metrics, its span's end and its log line. A request cancelled before it
     /// `started` only logs: it was never in flight and has no span.
     func requestFinished(_ request: BaseRequest, outcome: RequestOutcome, retryCount: Int, started: Bool = true) {
@@ -289,6 +306,8 @@ final class RequestTelemetry: Sendable {
         static let duration = "http.client.request.duration"
         static let requests = "http.client.requests"
         static let activeRequests = "http.client.active_requests"
+        /// Kite's own: attempts sent once more on a new connection (not retries: the request was never sent).
+        static let connectionResends = "kite.http.client.connection_resends"
         static let curl = "kite.curl"
     }
 }

@@ -82,6 +82,9 @@ let package = Package(
             name: "KiteTests",
             dependencies: [
                 "Kite", "KiteTestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSOCKS
 import NIOSSL
 
 extension AHCTransport {
@@ -143,7 +144,7 @@ extension AHCTransport {
                 underlyingError: error
             )
         default:
-            if let name = EngineErrorCase.name(of: error), EngineErrorCase.headerCases.contains(name) {
+            if EngineErrorCase.isHeaderError(error) {
                 return KiteError(code: .invalidHeader, message: "a header is not valid", underlyingError: error)
             }
             return KiteError(
@@ -257,16 +258,36 @@ extension Duration {
     }
 }
 
-/// The case of an engine error whose public API does not expose it, read from its structure (never from
-/// its text): AHC's `HTTPClientError` hides its `code` enum, NIOSSL's `BoringSSLInternalError` its packed
-/// BoringSSL error code. If a later version renames those fields, the lookups return nothing and the errors
-/// fall back to their generic codes.
+/// What an engine error is, by the dependency's public API where it has one (`HTTPClientError` is `Equatable`
+/// with public static values; NIOSOCKS's errors are public types), else read from its structure (never from its
+/// text): `HTTPClientError`'s cases with a payload hide their `code` enum, NIOSSL's `BoringSSLInternalError` its
+/// packed BoringSSL error code, and AHC's `HTTP1ProxyConnectHandler` fails with a private type. If a later
+/// version renames those, the lookups return nothing and the errors fall back to their generic codes;
+/// `EngineErrorMappingTests` builds each one and fails then.
 enum EngineErrorCase {
-    /// `HTTPClientError` cases about request header fields.
-    static let headerCases: Set<String> = [
-        "invalidHeaderFieldNames", "invalidHeaderFieldValues", "incompatibleHeaders",
-        "identityCodingIncorrectlyPresent", "chunkedSpecifiedMultipleTimes",
-    ]
+    /// Whether the `HTTPClientError` is about request header fields.
+    static func isHeaderError(_ error: HTTPClientError) -> Bool {
+        // (`incompatibleHeaders` and `chunkedSpecifiedMultipleTimes` are deprecated: AHC corrects those headers.)
+        if error == .identityCodingIncorrectlyPresent { return true }
+        // These carry the offending fields, so no public value equals them: only their case's name tells.
+        guard let name = Self.name(of: error) else { return false }
+        return name == "invalidHeaderFieldNames" || name == "invalidHeaderFieldValues"
+    }
+
+    /// Whether the error is one of NIOSOCKS's, which a SOCKS proxy's handshake fails with.
+    static func isSOCKSError(_ error: any Error) -> Bool {
+        error is SOCKSError.ConnectionFailed || error is SOCKSError.InvalidServerState
+            || error is SOCKSError.InvalidClientState || error is SOCKSError.InvalidProtocolVersion
+            || error is SOCKSError.InvalidReservedByte || error is SOCKSError.InvalidAddressType
+            || error is SOCKSError.InvalidAuthenticationSelection || error is SOCKSError.NoValidAuthenticationMethod
+            || error is SOCKSError.UnexpectedRead
+    }
+
+    /// Whether the error is the one AHC's `CONNECT` handler fails with when it is removed before the tunnel
+    /// opened (the proxy closed the connection): a type private to AHC, known by its name only.
+    static func isProxyConnectHandlerRemoved(_ error: any Error) -> Bool {
+        String(reflecting: type(of: error)).contains("HTTP1ProxyConnectHandler")
+    }
 
     /// BoringSSL's packed code for `SSL_R_CERTIFICATE_VERIFY_FAILED`: `ERR_PACK(ERR_LIB_SSL = 16, 125)`.
     static let certificateVerifyFailed: UInt32 = (16 << 24) | 125

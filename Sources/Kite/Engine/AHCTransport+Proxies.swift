@@ -198,8 +198,7 @@ final class ProxyClients: Sendable {
                 break
             }
         }
-        let engineType = String(reflecting: type(of: engineError))
-        if engineType.contains("HTTP1ProxyConnectHandler") {
+        if EngineErrorCase.isProxyConnectHandlerRemoved(engineError) {
             // The engine's CONNECT handler was removed before the tunnel opened: the proxy closed the connection.
             return KiteError(
                 code: .proxyFailed,
@@ -207,7 +206,7 @@ final class ProxyClients: Sendable {
                 underlyingError: engineError
             )
         }
-        if engineType.contains("SOCKS") {
+        if EngineErrorCase.isSOCKSError(engineError) {
             return KiteError(
                 code: .proxyFailed,
                 message: "the SOCKS proxy \(proxy) refused the connection to \(target)",

@@ -4,19 +4,16 @@ import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Tracing
 
 /// The engine: async-http-client behind ``Transport``. The only file set that imports AsyncHTTPClient.
 final class AHCTransport: Transport {
-    /// The clients for requests whose body the engine hands over as it reads it.
+    /// The session's one connection pool (and one per proxy that tunnels), shared by every request kind: data
+    /// requests read through AHC's async API, downloads and streams through its delegate API (``BatchedBody``).
     private let clients: EngineClients
-    /// The clients for downloads and streams (``BatchedBody``): the session's settings without AHC's read
-    /// timeout, which ``BatchedBody`` keeps itself so that it stops counting while the reader holds the body back
-    /// (AHC's restarts only when bytes arrive, so a download suspended longer than the timeout failed when
-    /// resumed).
-    private let batchedClients: EngineClients
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -62,10 +59,12 @@ final class AHCTransport: Transport {
         // so such connections are pooled apart) and runs on the connection before a request is written.
         let trust = serverTrustManager.map { TrustGate(manager: $0, options: configuration.tls) }
         self.trust = trust
+        // The idle-read timeout is IdleReadHandler's, which does not count while a reader holds a body back.
         config.timeout = HTTPClient.Configuration.Timeout(
             connect: TimeAmount(configuration.timeouts.connect),
-            read: configuration.timeouts.idleRead.map { TimeAmount($0) }
+            read: nil
         )
+        let idleRead = configuration.timeouts.idleRead.map { TimeAmount($0) }
         // The idle-write timeout: AHC's own write timeout does not fire while the channel is
         // unwritable (see IdleWriteHandler), so Kite adds a handler to every HTTP/1 connection.
         let idleWrite = configuration.timeouts.idleWrite.map { TimeAmount($0) }
@@ -76,6 +75,11 @@ final class AHCTransport: Transport {
                 try Self.allowLargeReads(on: channel)
                 trust?.installHTTP1(on: channel)
                 probe?.installHTTP1(on: channel)
+                if let idleRead {
+                    let operations = channel.pipeline.syncOperations
+                    let decoder = try operations.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
+                    try operations.addHandler(IdleReadHandler(timeout: idleRead), position: .after(decoder))
+                }
                 if let idleWrite {
                     try channel.pipeline.syncOperations.addHandler(IdleWriteHandler(timeout: idleWrite))
                 }
@@ -87,11 +91,16 @@ final class AHCTransport: Transport {
                 probe?.installHTTP2Connection(on: channel)
             }
         }
-        if probe != nil || trust != nil {
+        if probe != nil || trust != nil || idleRead != nil {
             config.http2StreamChannelDebugInitializer = { stream in
                 stream.eventLoop.submit {
                     trust?.installHTTP2Stream(on: stream)
                     probe?.installHTTP2Stream(on: stream)
+                    if let idleRead {
+                        let operations = stream.pipeline.syncOperations
+                        let codec = try operations.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+                        try operations.addHandler(IdleReadHandler(timeout: idleRead), position: .after(codec))
+                    }
                 }
             }
         }
@@ -112,13 +121,6 @@ final class AHCTransport: Transport {
         config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
         let route = ProxyRoute(configuration.proxy)
         self.clients = EngineClients(configuration: config, route: route, eventLoopGroup: Self.eventLoopGroup)
-        var batchedConfig = config
-        batchedConfig.timeout.read = nil
-        self.batchedClients = EngineClients(
-            configuration: batchedConfig,
-            route: route,
-            eventLoopGroup: Self.eventLoopGroup
-        )
         self.canShutDown = canShutDown
         self.timeouts = configuration.timeouts
         self.tls = configuration.tls
@@ -247,7 +249,7 @@ final class AHCTransport: Transport {
     ) async throws(KiteError) -> TransportResponse {
         let deadline = request.deadline ?? .distantFuture
         let errorAuthority = outgoing.authority
-        let proxied = try self.batchedClients.proxied(scheme: outgoing.scheme, authority: errorAuthority ?? "")
+        let proxied = try self.clients.proxied(scheme: outgoing.scheme, authority: errorAuthority ?? "")
         var outgoing = outgoing
         if let proxied, proxied.forwards { outgoing.forward(through: proxied.server) }
         let engineRequest: HTTPClient.Request
@@ -262,19 +264,15 @@ final class AHCTransport: Transport {
         } catch {
             throw self.kiteError(from: error, authority: errorAuthority)
         }
-        let idleRead = self.timeouts.idleRead.map { TimeAmount($0) }
         let (responseHead, body) = try await self.execute(
-            on: self.batchedClients.direct,
+            on: self.clients.direct,
             through: proxied,
             mayResend: true,
             pulled: nil,
             authority: errorAuthority,
             events: request.events
         ) { client in
-            let body = BatchedBody(
-                idleRead: idleRead,
-                handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil
-            )
+            let body = BatchedBody(handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil)
             body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
             return (try await body.head(), body)
         }
@@ -457,7 +455,6 @@ final class AHCTransport: Transport {
     func shutdown() async throws(KiteError) {
         guard self.canShutDown else { return }
         do {
-            try await self.batchedClients.shutdown()
             try await self.clients.shutdown()
         } catch let error as HTTPClientError where error == .alreadyShutdown {
             return
@@ -472,7 +469,6 @@ final class AHCTransport: Transport {
 
     func shutdownInBackground() {
         guard self.canShutDown else { return }
-        self.batchedClients.shutdownInBackground()
         self.clients.shutdownInBackground()
     }
 }

@@ -15,11 +15,8 @@ import NIOHTTP1
 /// over before the failure, so a download writes them. (Parts AHC's connection still holds when the connection
 /// closes never reach a delegate or a body stream: AHC drops them, on either API.)
 ///
-/// The idle-read timeout is kept here, not by AHC (whose clients for these bodies have none): it runs from the
-/// moment the request is sent, restarts with every part, and stops counting while the event loop is paused for
-/// the reader. AHC's own timer restarts only when bytes arrive, so a download or stream whose reader was
-/// suspended for longer than the timeout failed with it when resumed, though the server had been waiting the
-/// whole time.
+/// While it pauses the event loop for the reader, AHC passes no read on, so ``IdleReadHandler`` does not count
+/// the pause as the server's silence.
 ///
 /// `@unchecked Sendable`: all mutable state is behind the lock (it holds the engine's errors, `any Error`).
 final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
@@ -51,10 +48,6 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         /// The future the event loop waits on while ``pauseBytes`` are gathered.
         var paused: EventLoopPromise<Void>?
         var handOverScheduled = false
-        /// When the engine last sent or received something, or the reader last let the event loop read on.
-        var lastActivity = NIODeadline.now()
-        /// The next idle-read check, cancelled at the end so that it does not keep this body alive.
-        var idleCheck: Scheduled<Void>?
 
         /// The first part gathered.
         mutating func takePart() -> ByteBuffer? {
@@ -70,8 +63,6 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
                 self.bytes <= BatchedBody.pauseBytes / 2 || self.isOver
             else { return nil }
             self.paused = nil
-            // The idle-read timeout counts from here: the pause was the reader's, not the server's.
-            self.lastActivity = .now()
             return paused
         }
 
@@ -92,13 +83,10 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
-    /// The idle-read timeout; `nil` for none.
-    private let idleRead: TimeAmount?
     /// How long a waiting reader waits for more than one part; `nil` wakes it with each part at once.
     private let handOverDelay: TimeAmount?
 
-    init(idleRead: TimeAmount?, handOverDelay: TimeAmount?) {
-        self.idleRead = idleRead
+    init(handOverDelay: TimeAmount?) {
         self.handOverDelay = handOverDelay
     }
 
@@ -161,47 +149,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     // MARK: The engine's side, on the event loop
 
-    func didSendRequest(task: HTTPClient.Task<Void>) {
-        guard let idleRead else { return }
-        let now = NIODeadline.now()
-        let over = self.state.withLockedValue { state in
-            state.lastActivity = now
-            return state.isOver
-        }
-        if !over { self.scheduleIdleCheck(task: task, timeout: idleRead, at: now + idleRead) }
-    }
-
-    /// Schedules ``checkIdleRead(task:timeout:)``. On the event loop, as every delegate call and the end are, so
-    /// the end cannot come between scheduling the check and storing it.
-    private func scheduleIdleCheck(task: HTTPClient.Task<Void>, timeout: TimeAmount, at deadline: NIODeadline) {
-        let check = task.eventLoop.scheduleTask(deadline: deadline) {
-            self.checkIdleRead(task: task, timeout: timeout)
-        }
-        self.state.withLockedValue { $0.idleCheck = check }
-    }
-
-    /// Fails the exchange with AHC's read timeout when nothing arrived for `timeout` while the event loop was
-    /// reading; else checks again when the timeout would be due.
-    private func checkIdleRead(task: HTTPClient.Task<Void>, timeout: TimeAmount) {
-        let (expired, nextCheck) = self.state.withLockedValue { state -> (Bool, NIODeadline?) in
-            state.idleCheck = nil
-            guard !state.isOver else { return (false, nil) }
-            let now = NIODeadline.now()
-            // Held back by the reader: not idle.
-            if state.paused != nil { return (false, now + timeout) }
-            let due = state.lastActivity + timeout
-            return due <= now ? (true, nil) : (false, due)
-        }
-        if expired {
-            task.fail(reason: HTTPClientError.readTimeout)
-        } else if let nextCheck {
-            self.scheduleIdleCheck(task: task, timeout: timeout, at: nextCheck)
-        }
-    }
-
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let waiter = self.state.withLockedValue { state in
-            state.lastActivity = .now()
             state.head = head
             defer { state.headWaiter = nil }
             return state.headWaiter
@@ -215,7 +164,6 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             state -> (Wake?, Bool, EventLoopFuture<Void>?) in
             state.parts.append(buffer)
             state.bytes += buffer.readableBytes
-            state.lastActivity = .now()
             var wake: Wake?
             var schedule = false
             if state.bodyWaiter != nil {
@@ -258,7 +206,7 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// The end or the failure: wakes whoever waits (a reader still gets the parts that arrived first).
     private func finish(failure: (any Error)?) {
-        let (headWaiter, bodyWaiter, paused, idleCheck) = self.state.withLockedValue { state in
+        let (headWaiter, bodyWaiter, paused) = self.state.withLockedValue { state in
             if let failure {
                 state.failure = failure
             } else {
@@ -268,10 +216,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
             let headWaiter = state.headWaiter
             state.headWaiter = nil
             let bodyWaiter = state.wakeReader()
-            defer { state.idleCheck = nil }
-            return (headWaiter, bodyWaiter, state.release(), state.idleCheck)
+            return (headWaiter, bodyWaiter, state.release())
         }
-        idleCheck?.cancel()
         if let headWaiter {
             headWaiter.resume(throwing: failure ?? HTTPClientError.remoteConnectionClosed)
         }

@@ -50,7 +50,8 @@ extension Session {
         /// The most response body bytes per second the session's requests receive together; `nil` has no limit.
         public var maximumDownloadRate: Int?
 
-        /// How many HTTP/1.1 connections are kept per host.
+        /// How many HTTP/1.1 connections are kept per host, for every kind of request together (data, upload,
+        /// download and stream requests share one pool; through an HTTP proxy, per proxy).
         public var maximumConnectionsPerHost = 8
 
         /// How long an unused connection stays open for reuse.

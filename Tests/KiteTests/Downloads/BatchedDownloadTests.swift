@@ -179,15 +179,15 @@ import Testing
 
 /// `BatchedBody` on its own, against the in-process server.
 @Suite struct BatchedBodyTests {
-    /// The idle-read check is cancelled at the end: a finished body is not kept alive (with its engine task)
-    /// until the check would have been due, a minute later by default.
-    @Test func theIdleReadCheckEndsWithTheBody() async throws {
+    /// A finished body is not kept alive (with its engine task) by anything scheduled on the event loop. (Its
+    /// idle-read check, which this once tested, is now `IdleReadHandler`'s, on the connection.)
+    @Test func aFinishedBodyIsReleased() async throws {
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         let url = try await Backend.inProcess.url("/bytes/1000")
         weak var released: BatchedBody?
         var task: HTTPClient.Task<Void>?
         do {
-            let body = BatchedBody(idleRead: .seconds(60), handOverDelay: nil)
+            let body = BatchedBody(handOverDelay: nil)
             released = body
             let engineTask = client.execute(request: try HTTPClient.Request(url: url), delegate: body)
             body.attach(engineTask)

@@ -113,3 +113,28 @@ import Testing
         #expect(try metrics.expectCounter("kite.http.client.connection_resends", dimensions).totalValue == 1)
     }
 }
+
+/// One connection pool per session: every request kind takes its connections from it, so
+/// `maximumConnectionsPerHost` holds across data, upload, download and stream requests.
+@Suite(.timeLimit(.minutes(1))) struct SharedConnectionPoolTests {
+    @Test func everyRequestKindSharesTheSessionsConnections() async throws {
+        let server = FaultServer()
+        let base = try await server.baseURL()
+        var configuration = Session.Configuration()
+        configuration.maximumConnectionsPerHost = 1
+        let session = Session(configuration: configuration)
+        defer { Task { try? await session.shutdown() } }
+        #expect(try await session.request(base + "/ok").serializingString().value == "ok")
+        let file = try await session.download(base + "/ok").serializingDownloadedFileURL().value
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "ok")
+        var streamed = Data()
+        for try await chunk in session.streamRequest(base + "/ok").streamingData() { streamed.append(chunk) }
+        #expect(streamed == Data("ok".utf8))
+        #expect(try await session.upload(Data("up".utf8), to: base + "/ok").serializingString().value == "ok")
+        let stats = try await session.request(base + "/stats").serializingString().value
+        // One connection served all five; with a pool per kind, the download and the stream opened a second.
+        #expect(stats == #"{"connections": 1, "requests": 5}"#)
+        await server.stop()
+    }
+}

@@ -37,6 +37,18 @@ struct ProxyTrafficTests {
         try await ProxyProcess.start(.tinyproxy(user: Self.user, password: Self.password))
     }
 
+    /// The authenticating proxy, and the in-process server's base URL and port behind it.
+    private func proxyAndOrigin() async throws -> (proxy: ProxyProcess, base: String, origin: Int) {
+        let proxy = try await self.authenticatingProxy()
+        do {
+            let base = try await Backend.inProcess.baseURL()
+            return (proxy, base, try #require(URL(string: base)?.port))
+        } catch {
+            proxy.stop()
+            throw error
+        }
+    }
+
     /// `proxy` as an HTTP proxy with the credentials it asks for.
     private func withCredentials(_ proxy: ProxyProcess) -> ProxyConfiguration {
         .http(host: "127.0.0.1", port: proxy.port, authorization: Credential(user: Self.user, password: Self.password))
@@ -48,10 +60,8 @@ struct ProxyTrafficTests {
     }
 
     @Test func plainHTTPGoesToTheProxyInAbsoluteFormAndTheCredentialStaysWithTheProxy() async throws {
-        let proxy = try await self.authenticatingProxy()
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
         defer { proxy.stop() }
-        let base = try await Backend.inProcess.baseURL()
-        let origin = try #require(URL(string: base)?.port)
         let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
         let headers = try await self.originHeaders(session, base + "/headers?twice")
@@ -62,10 +72,8 @@ struct ProxyTrafficTests {
     }
 
     @Test func tunnelsPlainHTTPSendsPlainHTTPThroughCONNECT() async throws {
-        let proxy = try await self.authenticatingProxy()
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
         defer { proxy.stop() }
-        let base = try await Backend.inProcess.baseURL()
-        let origin = try #require(URL(string: base)?.port)
         let credential = Credential(user: Self.user, password: Self.password)
         let session = self.session(
             .http(host: "127.0.0.1", port: proxy.port, authorization: credential, tunnelsPlainHTTP: true)
@@ -78,10 +86,8 @@ struct ProxyTrafficTests {
     }
 
     @Test func aDownloadGoesThroughTheProxy() async throws {
-        let proxy = try await self.authenticatingProxy()
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
         defer { proxy.stop() }
-        let base = try await Backend.inProcess.baseURL()
-        let origin = try #require(URL(string: base)?.port)
         let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
         let fileURL = try await session.download(base + "/range/300000").validate().serializingDownloadedFileURL().value
@@ -92,10 +98,8 @@ struct ProxyTrafficTests {
 
     /// A body streamed in slices (over 64 KiB) goes to the proxy in absolute form and reaches the server whole.
     @Test func anUploadGoesThroughTheProxyInAbsoluteForm() async throws {
-        let proxy = try await self.authenticatingProxy()
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
         defer { proxy.stop() }
-        let base = try await Backend.inProcess.baseURL()
-        let origin = try #require(URL(string: base)?.port)
         let session = self.session(self.withCredentials(proxy))
         defer { Task { try? await session.shutdown() } }
         let body = String(repeating: "kite-proxy ", count: 30_000)
@@ -189,10 +193,8 @@ struct ProxyTrafficTests {
     }
 
     @Test func theEnvironmentChoosesTheProxyAndNoProxyBypassesIt() async throws {
-        let proxy = try await self.authenticatingProxy()
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
         defer { proxy.stop() }
-        let base = try await Backend.inProcess.baseURL()
-        let origin = try #require(URL(string: base)?.port)
         // The password is percent-decoded ("%73" is "s"; tinyproxy's configuration takes only letters and digits).
         let proxyURL = "http://\(Self.user):pa%73s@127.0.0.1:\(proxy.port)"
         let proxied = self.session(.environment(variables: ["http_proxy": proxyURL]))

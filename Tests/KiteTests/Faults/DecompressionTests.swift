@@ -36,12 +36,7 @@ import Testing
     @Test(arguments: ["chunked", "length"])
     func aGzipBombStopsEarly(mode: String) async throws {
         let url = try await FaultServer.url("/gzip-bomb?size=1073741824&mode=\(mode)")
-        // A session of its own: a new connection starts with small reads. One that a download had used reads up
-        // to 256 KiB at a time (NIO's adaptive allocator grows), and the ratio, compared after each step, then
-        // first exceeds 100 at 100 times the compressed bytes received, past the floor this test pins.
-        let session = Session()
-        defer { Task { try? await session.shutdown() } }
-        let response = await session.request(url).serializingData().response
+        let response = await Session.default.request(url).serializingData().response
         let error = try #require(response.error)
         #expect(error.code == .decompressionFailed, "\(error)")
         #expect(error.message.contains("inflated more than 100 times"), "\(error.message)")
@@ -112,6 +107,27 @@ import Testing
     }
 
     static let text = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 * 7 % 61 + 32) })
+
+    /// A bomb in one large chunk (as a connection that reads 256 KiB at a time hands it over) stops at the floor
+    /// too: the ratio counts the compressed bytes inflated so far, not the whole chunk received. (Counting the
+    /// chunk, 10 MiB decoded from a 200 KiB chunk was a ratio of 50, and the check first tripped near 20 MiB.)
+    @Test func aBombInOneLargeChunkStopsAtTheFloor() async throws {
+        let bomb = try Self.compress(Data(count: 200 << 20), .gzip)
+        #expect(bomb.count > 150_000, "\(bomb.count) compressed bytes")
+        let decoded = BodyDecoder.decoding(
+            ByteChunks(chunks: [ByteBuffer(bytes: bomb)]),
+            format: .gzip,
+            maximumRatio: 100,
+            ratioCheckedAfter: 10 << 20
+        )
+        var delivered = 0
+        await #expect {
+            for try await chunk in decoded { delivered += chunk.readableBytes }
+        } throws: { error in
+            (error as? KiteError)?.code == .decompressionFailed
+        }
+        #expect(delivered > (10 << 20) - BodyDecoder.outputChunkSize && delivered <= 10 << 20, "\(delivered)")
+    }
 
     @Test(arguments: [1, 7, 4096, 1_000_000])
     func membersSplitAcrossChunksDecode(chunkSize: Int) async throws {

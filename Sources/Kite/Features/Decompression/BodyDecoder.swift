@@ -32,6 +32,9 @@ final class BodyDecoder {
     /// A lone 0x1F after a member ended, kept until the next chunk says whether a member starts.
     private var carried: ByteBuffer?
     private var compressedBytes: Int64 = 0
+    /// The compressed bytes inflated so far: the ratio's base. (Counting whole chunks as they arrive would let a
+    /// large chunk, such as a 256 KiB read, hide the ratio until far more than the floor was decoded.)
+    private var inflatedBytes: Int64 = 0
     private var decodedBytes: Int64 = 0
     /// The last member ended and what followed was not another gzip member: the rest is ignored.
     private var ignoringTrailer = false
@@ -135,15 +138,16 @@ final class BodyDecoder {
             input.moveReaderIndex(to: input.writerIndex)
             return nil
         }
+        self.inflatedBytes += Int64(before - input.readableBytes)
         guard output.readableBytes > 0 else { return nil }
         self.decodedBytes += Int64(output.readableBytes)
         if self.decodedBytes > self.ratioCheckedAfter,
-            self.decodedBytes / max(1, self.compressedBytes) > self.maximumRatio
+            self.decodedBytes / max(1, self.inflatedBytes) > self.maximumRatio
         {
             throw KiteError(
                 code: .decompressionFailed,
                 message: "the \(self.codingName) body inflated more than \(self.maximumRatio) times "
-                    + "(\(self.decodedBytes) bytes from \(self.compressedBytes)) past its first "
+                    + "(\(self.decodedBytes) bytes from \(self.inflatedBytes)) past its first "
                     + "\(self.ratioCheckedAfter) decoded bytes, like a decompression bomb; raise "
                     + "Session.Configuration.decompression's maximumRatio if such bodies are expected"
             )

@@ -223,6 +223,20 @@ struct TourCommand: AsyncParsableCommand {
             "the proxies were not chosen by the rules"
         )
 
+        // Trust: a server whose certificate the handshake refuses, and the reason Kite reads from the chain it
+        // presents (over a second connection along the request's route, refused before any request byte).
+        let selfSigned = try await KiteTestServer.start(
+            host: "127.0.0.1",
+            port: 0,
+            tls: KiteTestServer.TLSOptions(authority: authority, certificate: .selfSigned)
+        )
+        let untrusted = session.request("\(selfSigned.baseURL)/get")
+        let refusal = await Self.show("18. A self-signed server refused, the reason named", untrusted) {
+            await untrusted.serializingData().response
+        }
+        check(refusal.error?.message.contains("is self-signed") == true, "the trust failure was not explained")
+        try await selfSigned.shutdown()
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

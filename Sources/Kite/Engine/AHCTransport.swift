@@ -171,9 +171,9 @@ final class AHCTransport: Transport {
         /// connects to the proxy, ``AbsoluteFormWriter`` writes the origin from `Host` into the request line, and
         /// the proxy's credential goes in `Proxy-Authorization`, on this request only.
         mutating func forward(through proxy: ProxyServer) {
-            let host = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
             let origin = self.scheme.utf8.count + 3 + (self.authority?.utf8.count ?? 0)
-            self.url = "http://\(host):\(proxy.port)" + self.url.dropFirst(origin)
+            // An HTTP proxy's description is its `http://host:port`.
+            self.url = proxy.description + self.url.dropFirst(origin)
             self.request.url = self.url
             self.request.headers.replaceOrAdd(name: "Host", value: self.authority ?? "")
             if let credential = proxy.credential {
@@ -318,17 +318,12 @@ final class AHCTransport: Transport {
         guard let authority, self.tls.diagnosesTrustFailures else { return failure }
         let (host, port) = TrustGate.Check.hostAndPort(ofAuthority: authority, defaultPort: 443)
         let verification = (try? self.trust?.evaluator(forHost: host.lowercased()))??.handshakeVerification ?? .full
-        var expectation = TrustDiagnosis.Expectation(
-            roots: verification.anchors,
-            includesSystemRoots: true,
+        let (roots, includesSystem) = self.tls.trustedCertificates(anchoring: verification.anchors)
+        let expectation = TrustDiagnosis.Expectation(
+            roots: roots,
+            includesSystemRoots: includesSystem,
             checksName: verification.mode == .full
         )
-        switch self.tls.trustRoots {
-        case .system: break
-        case .certificates(let roots):
-            (expectation.roots, expectation.includesSystemRoots) = (roots + verification.anchors, false)
-        case .systemAnd(let roots): expectation.roots = roots + verification.anchors
-        }
         let reason = await TrustDiagnosis.reason(
             host: host.lowercased(),
             port: port,

@@ -162,7 +162,7 @@ final class ProxyProcess: Sendable {
 
     /// How many lines of the log so far contain `text`.
     func logLines(containing text: String) -> Int {
-        self.log.split(separator: "\n").filter { $0.contains(text) }.count
+        OutputLines.lines(in: self.log, containing: text).count
     }
 
     /// Stops the proxy: its shell sees the folder gone and kills it.
@@ -267,9 +267,14 @@ private final class OutputLines: Sendable {
         }
     }
 
+    /// The lines of `text` that contain `needle`.
+    static func lines(in text: String, containing needle: String) -> [Substring] {
+        text.split(separator: "\n").filter { $0.contains(needle) }
+    }
+
     /// The `times`th line of `text` that contains `needle`, if there are that many.
     private static func line(in text: String, containing needle: String, times: Int) -> String? {
-        let lines = text.split(separator: "\n").filter { $0.contains(needle) }
+        let lines = Self.lines(in: text, containing: needle)
         return lines.count >= times ? String(lines[times - 1]) : nil
     }
 }

@@ -62,14 +62,12 @@ public struct TLSOptions: Sendable {
         case .none: configuration.certificateVerification = .none
         }
         do {
-            let anchors = try verification.anchors.map(Self.nioCertificate)
-            switch self.trustRoots {
-            case .system:
-                if !anchors.isEmpty { configuration.additionalTrustRoots = [.certificates(anchors)] }
-            case .certificates(let roots):
-                configuration.trustRoots = .certificates(try roots.map(Self.nioCertificate) + anchors)
-            case .systemAnd(let roots):
-                configuration.additionalTrustRoots = [.certificates(try roots.map(Self.nioCertificate) + anchors)]
+            let (roots, includesSystem) = self.trustedCertificates(anchoring: verification.anchors)
+            let certificates = try roots.map(Self.nioCertificate)
+            if !includesSystem {
+                configuration.trustRoots = .certificates(certificates)
+            } else if !certificates.isEmpty {
+                configuration.additionalTrustRoots = [.certificates(certificates)]
             }
             if let identity = self.clientIdentity {
                 configuration.certificateChain = identity.tlsChain.map { .certificate($0) }
@@ -83,6 +81,15 @@ public struct TLSOptions: Sendable {
             )
         }
         return configuration
+    }
+
+    /// The roots a handshake with `anchors` trusts: these certificates, and the system's when `includesSystem`.
+    func trustedCertificates(anchoring anchors: [Certificate]) -> (certificates: [Certificate], includesSystem: Bool) {
+        switch self.trustRoots {
+        case .system: (anchors, true)
+        case .certificates(let roots): (roots + anchors, false)
+        case .systemAnd(let roots): (roots + anchors, true)
+        }
     }
 
     static func nioCertificate(_ certificate: Certificate) throws -> NIOSSLCertificate {

@@ -14,7 +14,7 @@ extension AHCTransport {
             return error
         }
         if error is IdleWriteTimeoutError {
-            return self.timeout(.idleWrite, configured: self.timeouts.idleWrite, underlying: error)
+            return self.timeout(.idleWrite, configured: self.configuration.idleWriteTimeout, underlying: error)
         }
         if error is CancellationError {
             return KiteError(code: .cancelled, message: "the request was cancelled", underlyingError: error)
@@ -97,9 +97,9 @@ extension AHCTransport {
     private func kiteError(fromClientError error: HTTPClientError) -> KiteError {
         switch error {
         case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
-            return self.timeout(.connect, configured: self.timeouts.connect, underlying: error)
+            return self.timeout(.connect, configured: self.configuration.connectTimeout, underlying: error)
         case .readTimeout:
-            return self.timeout(.idleRead, configured: self.timeouts.idleRead, underlying: error)
+            return self.timeout(.idleRead, configured: self.configuration.idleReadTimeout, underlying: error)
         case .deadlineExceeded:
             return KiteError(
                 code: .timedOut,

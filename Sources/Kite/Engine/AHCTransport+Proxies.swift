@@ -5,17 +5,21 @@ import NIOHTTP1
 import NIOPosix
 
 /// One set of engine clients with the same settings: one for direct requests, and one per proxy server the
-/// session's route uses (``ProxyClients``, made on first use).
+/// session chooses (``ProxyClients``, made on first use).
 struct EngineClients: Sendable {
     let direct: HTTPClient
-    /// `nil` when the session's proxy configuration never proxies.
+    /// `nil` when no request can go through a proxy.
     private let proxies: ProxyClients?
 
-    init(configuration: HTTPClient.Configuration, route: ProxyRoute, eventLoopGroup: any EventLoopGroup) {
+    init(
+        configuration: HTTPClient.Configuration,
+        proxies selection: (any ProxySelecting)?,
+        eventLoopGroup: any EventLoopGroup
+    ) {
         self.direct = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
-        self.proxies =
-            route.isDirect
-            ? nil : ProxyClients(route: route, configuration: configuration, eventLoopGroup: eventLoopGroup)
+        self.proxies = selection.map {
+            ProxyClients(selection: $0, configuration: configuration, eventLoopGroup: eventLoopGroup)
+        }
     }
 
     /// The proxy and its client for a request to `scheme://authority`, or `nil` when it goes direct.
@@ -39,10 +43,10 @@ struct EngineClients: Sendable {
 /// always tunnels: so each proxy server that tunnels gets a client of its own, made on first use with the session's
 /// settings and the same event loops. Plain `http` requests that a proxy takes in absolute form go through one
 /// forwarding client, whose connections go to the proxies themselves (pooled per proxy, whatever the origin) and
-/// write each request line in absolute form (``AbsoluteFormWriter``). A session whose ``ProxyRoute`` never
-/// proxies has none of this.
+/// write each request line in absolute form (``AbsoluteFormWriter``). An engine whose requests never go through a
+/// proxy has none of this.
 final class ProxyClients: Sendable {
-    let route: ProxyRoute
+    let selection: any ProxySelecting
     private let configuration: HTTPClient.Configuration
     private let eventLoopGroup: any EventLoopGroup
     private let clients = NIOLockedValueBox(Clients())
@@ -56,8 +60,8 @@ final class ProxyClients: Sendable {
         var all: [HTTPClient] { self.tunnelling.values.map(\.client) + (self.forwarding.map { [$0] } ?? []) }
     }
 
-    init(route: ProxyRoute, configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
-        self.route = route
+    init(selection: any ProxySelecting, configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup) {
+        self.selection = selection
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
     }
@@ -91,7 +95,7 @@ final class ProxyClients: Sendable {
             ofAuthority: authority,
             defaultPort: scheme == "https" ? 443 : 80
         )
-        guard let proxy = try self.route.proxy(scheme: scheme, host: host, port: port) else { return nil }
+        guard let proxy = try self.selection.proxy(scheme: scheme, host: host, port: port) else { return nil }
         if proxy.forwards(scheme: scheme) {
             return self.clients.withLockedValue { clients in
                 if let proxied = clients.forwarded[proxy] { return proxied }
@@ -110,7 +114,7 @@ final class ProxyClients: Sendable {
                 configuration.proxy = .server(
                     host: proxy.host,
                     port: proxy.port,
-                    authorization: proxy.credential.map { .basic(username: $0.user, password: $0.password) }
+                    authorization: proxy.basicCredentials.map { .basic(credentials: $0) }
                 )
             case .socks:
                 configuration.proxy = .socksServer(host: proxy.host, port: proxy.port)
@@ -162,7 +166,7 @@ final class ProxyClients: Sendable {
     /// The proxy's `407`: it wants credentials, or other ones.
     static func credentialsRefused(by proxy: ProxyServer, underlyingError: (any Error)?) -> KiteError {
         let why =
-            proxy.credential == nil
+            proxy.basicCredentials == nil
             ? "asks for credentials (407): give them in the proxy URL or as its authorization"
             : "refused the credentials (407)"
         return KiteError(code: .proxyFailed, message: "the proxy \(proxy) \(why)", underlyingError: underlyingError)

@@ -18,56 +18,29 @@ final class AHCTransport: Transport {
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
     private let trust: TrustGate?
-    /// Why the session's TLS options could not be applied; every request fails with it.
-    private let setupError: KiteError?
     private let canShutDown: Bool
-    let timeouts: Session.Timeouts
-    private let tls: TLSOptions
-    /// The session's default header fields, and the same as NIO headers: most requests send exactly
-    /// these, so they are converted once.
-    private let defaultFields: HTTPFields
+    /// What the session told the engine.
+    let configuration: EngineConfiguration
+    /// The session's default header fields as NIO headers: most requests send exactly these, so they are converted
+    /// once.
     private let defaultHeaders: HTTPHeaders
 
     /// The event loops every engine runs on.
     private static let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
-    /// The engine of `Session.default`: created once, never shut down.
-    static let shared = AHCTransport(configuration: Session.Configuration(), canShutDown: false)
-
-    /// - Parameter tlsConfiguration: The engine's TLS settings; `nil` verifies against the system's
-    ///   roots. Internal until Kite has a trust API of its own (tests use it to trust a test CA).
-    init(
-        configuration: Session.Configuration,
-        canShutDown: Bool,
-        tlsConfiguration: TLSConfiguration? = nil,
-        serverTrustManager: ServerTrustManager? = nil
-    ) {
+    init(configuration: EngineConfiguration, canShutDown: Bool) {
         var config = HTTPClient.Configuration()
-        // The session's TLS options, when not the defaults; a bad client key or certificate fails each request.
-        var setupError: KiteError?
-        if let tlsConfiguration {
-            config.tlsConfiguration = tlsConfiguration
-        } else if !configuration.tls.isDefault {
-            do {
-                config.tlsConfiguration = try configuration.tls.makeConfiguration(verification: .full)
-            } catch {
-                setupError = error
-            }
-        }
-        self.setupError = setupError
-        // Server trust: each host's evaluator sets the handshake's verification (per-request TLS configuration,
-        // so such connections are pooled apart) and runs on the connection before a request is written.
-        let trust = serverTrustManager.map { TrustGate(manager: $0, options: configuration.tls) }
+        if let tls = configuration.tls { config.tlsConfiguration = tls }
+        // Server trust: each host's decisions set the handshake's verification (per-request TLS configuration,
+        // so such connections are pooled apart) and accept the server on the connection before a request is written.
+        let trust = configuration.trust.map { TrustGate(decisions: $0) }
         self.trust = trust
         // The idle-read timeout is IdleReadHandler's, which does not count while a reader holds a body back.
-        config.timeout = HTTPClient.Configuration.Timeout(
-            connect: TimeAmount(configuration.timeouts.connect),
-            read: nil
-        )
-        let idleRead = configuration.timeouts.idleRead.map { TimeAmount($0) }
+        config.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout), read: nil)
+        let idleRead = configuration.idleReadTimeout.map { TimeAmount($0) }
         // The idle-write timeout: AHC's own write timeout does not fire while the channel is
         // unwritable (see IdleWriteHandler), so Kite adds a handler to every HTTP/1 connection.
-        let idleWrite = configuration.timeouts.idleWrite.map { TimeAmount($0) }
+        let idleWrite = configuration.idleWriteTimeout.map { TimeAmount($0) }
         // Connection metrics: a probe on every connection tells each request which one served it.
         let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
         config.http1_1ConnectionDebugInitializer = { channel in
@@ -118,18 +91,19 @@ final class AHCTransport: Transport {
             configuration.maximumConnectionsPerHost
         )
         config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
-        config.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
-        let route = ProxyRoute(configuration.proxy)
-        self.clients = EngineClients(configuration: config, route: route, eventLoopGroup: Self.eventLoopGroup)
+        config.httpVersion = configuration.http1Only ? .http1Only : .automatic
+        self.clients = EngineClients(
+            configuration: config,
+            proxies: configuration.proxies,
+            eventLoopGroup: Self.eventLoopGroup
+        )
         self.canShutDown = canShutDown
-        self.timeouts = configuration.timeouts
-        self.tls = configuration.tls
-        self.defaultFields = Session.sentDefaultHeaders(for: configuration)
-        self.defaultHeaders = Self.headers(self.defaultFields)
+        self.configuration = configuration
+        self.defaultHeaders = Self.headers(configuration.defaultHeaderFields)
     }
 
     nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
-        if let setupError { throw setupError }
+        if let setupError = self.configuration.setupError { throw setupError }
         var outgoing = try self.outgoing(for: request)
         if case .gathered(let batched) = request.bodyDelivery, outgoing.pulled == nil {
             return try await self.sendGathered(request, outgoing, batched: batched)
@@ -176,11 +150,8 @@ final class AHCTransport: Transport {
             self.url = proxy.description + self.url.dropFirst(origin)
             self.request.url = self.url
             self.request.headers.replaceOrAdd(name: "Host", value: self.authority ?? "")
-            if let credential = proxy.credential {
-                self.request.headers.replaceOrAdd(
-                    name: "Proxy-Authorization",
-                    value: credential.basicAuthorization()
-                )
+            if let authorization = proxy.authorization {
+                self.request.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
             }
         }
     }
@@ -203,7 +174,8 @@ final class AHCTransport: Transport {
         }
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
         outgoing.headers =
-            head.headerFields == self.defaultFields ? self.defaultHeaders : Self.headers(head.headerFields)
+            head.headerFields == self.configuration.defaultHeaderFields
+            ? self.defaultHeaders : Self.headers(head.headerFields)
         var pulled: NIOLockedValueBox<Bool>?
         switch request.body {
         case .none:
@@ -308,30 +280,24 @@ final class AHCTransport: Transport {
         )
     }
 
-    /// A handshake's verification failure with the reason read from the server's certificates
-    /// (``TrustDiagnosis``, along the request's route), unless the session's TLS options turn that off.
+    /// A handshake's verification failure with the reason read from the chain the server presents
+    /// (``PresentedChain``, along the request's route), unless the session turned that off.
     private func explainingTrustFailure(
         _ failure: KiteError,
         through proxied: ProxyClients.Proxied?,
         authority: String?
     ) async -> KiteError {
-        guard let authority, self.tls.diagnosesTrustFailures else { return failure }
+        guard let authority, let diagnosis = self.configuration.trustFailureDiagnosis else { return failure }
         let (host, port) = TrustGate.Check.hostAndPort(ofAuthority: authority, defaultPort: 443)
-        let verification = (try? self.trust?.evaluator(forHost: host.lowercased()))??.handshakeVerification ?? .full
-        let (roots, includesSystem) = self.tls.trustedCertificates(anchoring: verification.anchors)
-        let expectation = TrustDiagnosis.Expectation(
-            roots: roots,
-            includesSystemRoots: includesSystem,
-            checksName: verification.mode == .full
-        )
-        let reason = await TrustDiagnosis.reason(
+        let chain = await PresentedChain.read(
             host: host.lowercased(),
             port: port,
             through: proxied?.server,
-            expecting: expectation,
-            timeout: min(TrustDiagnosis.timeout, self.timeouts.connect),
+            timeout: min(PresentedChain.timeout, self.configuration.connectTimeout),
             group: Self.eventLoopGroup
         )
+        var reason = "its certificate failed verification"
+        if let chain { reason = await diagnosis.reason(for: chain, host: host.lowercased()) }
         return KiteError(
             code: .serverTrustEvaluationFailed,
             message: "the server \(host) is not trusted: \(reason)",
@@ -339,15 +305,15 @@ final class AHCTransport: Transport {
         )
     }
 
-    /// The TLS configuration the host's evaluator asks for; throws when the host has none and must.
+    /// The TLS configuration the host's trust decisions ask for, if any.
     private func applyTrust(
         _ trust: TrustGate,
         authority: String,
         to outgoing: inout HTTPClientRequest
     ) throws(KiteError) {
         let host = TrustGate.Check.host(ofAuthority: authority)
-        if let evaluator = try trust.evaluator(forHost: host) {
-            outgoing.tlsConfiguration = try trust.configuration(for: evaluator.handshakeVerification)
+        if let configuration = try trust.decisions.tlsConfiguration(forHost: host) {
+            outgoing.tlsConfiguration = configuration
         }
     }
 

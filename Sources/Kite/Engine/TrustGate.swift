@@ -7,40 +7,18 @@ import NIOPosix
 import NIOSSL
 import X509
 
-/// The engine's side of a ``ServerTrustManager``: the TLS configuration each host's evaluator asks the
-/// handshake for, and the check that runs the evaluator on a connection before any request byte is written.
+/// The engine's side of the session's ``ServerTrustDecisions``: the check that has them accept the server on a
+/// connection before any request byte is written.
 ///
 /// AHC has no verification callback, so the evaluation runs in a handler added through its connection
 /// initializers (after the handshake): the first request head written on a connection is held until the
-/// evaluator accepts the server for that head's host; a refusal fails the write (nothing reaches the
-/// socket) and closes the connection, so it is never reused.
+/// server is accepted for that head's host; a refusal fails the write (nothing reaches the socket) and closes
+/// the connection, so it is never reused.
 final class TrustGate: Sendable {
-    let manager: ServerTrustManager
-    let options: TLSOptions
-    private let configurations = NIOLockedValueBox<[HandshakeVerification: TLSConfiguration]>([:])
+    let decisions: any ServerTrustDecisions
 
-    init(manager: ServerTrustManager, options: TLSOptions) {
-        self.manager = manager
-        self.options = options
-    }
-
-    /// The evaluator for `host`, with the error a refusal carries.
-    func evaluator(forHost host: String) throws(KiteError) -> (any ServerTrustEvaluating)? {
-        do {
-            return try self.manager.serverTrustEvaluator(forHost: host)
-        } catch let error as KiteError {
-            throw error
-        } catch {
-            throw TrustChecks.failure(host, "its trust manager failed: \(error)")
-        }
-    }
-
-    /// The engine's TLS configuration for an evaluator's handshake verification, made once per verification.
-    func configuration(for verification: HandshakeVerification) throws(KiteError) -> TLSConfiguration {
-        if let made = self.configurations.withLockedValue({ $0[verification] }) { return made }
-        let made = try self.options.makeConfiguration(verification: verification)
-        self.configurations.withLockedValue { $0[verification] = made }
-        return made
+    init(decisions: any ServerTrustDecisions) {
+        self.decisions = decisions
     }
 
     /// Adds the check to a new HTTP/1.1 connection over TLS, in front of AHC's request encoder (plain HTTP
@@ -64,12 +42,12 @@ final class TrustGate: Sendable {
     }
 
     /// The server's certificate on `connection` (its TLS handler is there once the handshake is over).
-    static func serverTrust(on connection: any Channel, host: String) -> ServerTrust {
+    static func certificates(on connection: any Channel) -> [Certificate] {
         guard let peer = try? connection.pipeline.syncOperations.nioSSL_peerCertificate(),
             let der = try? peer.toDERBytes(),
             let certificate = try? Certificate(derEncoded: der)
-        else { return ServerTrust(host: host, certificates: []) }
-        return ServerTrust(host: host, certificates: [certificate])
+        else { return [] }
+        return [certificate]
     }
 
     /// Why a request was refused before it was written.
@@ -79,8 +57,8 @@ final class TrustGate: Sendable {
 
     /// Holds each request head until the server is trusted for its host; fails every write once refused.
     ///
-    /// The trust manager's `serverTrustEvaluator(forHost:)` and the evaluator are user code that may take its time
-    /// (a pin store, OCSP, a log): they run on `NIOThreadPool.singleton`, never on the event loop, which serves
+    /// The decisions run user code (a trust manager's `serverTrustEvaluator(forHost:)` and the evaluator) that may
+    /// take its time (a pin store, OCSP, a log): they run on `NIOThreadPool.singleton`, never on the event loop, which serves
     /// every other connection on it meanwhile. What the pipeline writes and flushes on this connection while they
     /// run waits here, in order.
     final class Check: ChannelOutboundHandler, RemovableChannelHandler {
@@ -135,14 +113,12 @@ final class TrustGate: Sendable {
             for write in held { write.promise?.fail(ChannelError.ioOnClosedChannel) }
         }
 
-        /// Runs the host's evaluator off the event loop, then writes what was held, or refuses it.
+        /// Has the server evaluated for `host` off the event loop, then writes what was held, or refuses it.
         private func evaluate(_ host: String, context: ChannelHandlerContext) {
-            let gate = self.gate
-            let trust = TrustGate.serverTrust(on: self.connection, host: host)
+            let decisions = self.gate.decisions
+            let certificates = TrustGate.certificates(on: self.connection)
             let evaluated = NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { () throws -> Void in
-                if let evaluator = try gate.evaluator(forHost: host) {
-                    try Self.run(evaluator, trust, host)
-                }
+                try decisions.evaluate(certificates, forHost: host)
             }
             evaluated.assumeIsolated().whenComplete { result in
                 guard let held = self.held else { return }  // the handler was removed meanwhile
@@ -152,7 +128,14 @@ final class TrustGate: Sendable {
                     self.trusted.insert(host)
                     for write in held { self.write(context: context, data: write.data, promise: write.promise) }
                 case .failure(let error):
-                    let refusal = Refusal(error: error as? KiteError ?? TrustChecks.failure(host, "\(error)"))
+                    let refusal = Refusal(
+                        error: error as? KiteError
+                            ?? KiteError(
+                                code: .serverTrustEvaluationFailed,
+                                message: "the server \(host) is not trusted: \(error)",
+                                underlyingError: error
+                            )
+                    )
                     self.refuse(refusal, context: context, promise: held.first?.promise)
                     for write in held.dropFirst() { write.promise?.fail(refusal) }
                 }
@@ -173,24 +156,6 @@ final class TrustGate: Sendable {
             if self.connection !== context.channel {
                 let connection = self.connection
                 context.eventLoop.execute { connection.close(promise: nil) }
-            }
-        }
-
-        private static func run(
-            _ evaluator: any ServerTrustEvaluating,
-            _ trust: ServerTrust,
-            _ host: String
-        ) throws(KiteError) {
-            do {
-                try evaluator.evaluate(trust, forHost: host)
-            } catch let error as KiteError where error.code == .serverTrustEvaluationFailed {
-                throw error
-            } catch {
-                throw KiteError(
-                    code: .serverTrustEvaluationFailed,
-                    message: "the server \(host) is not trusted: \(error)",
-                    underlyingError: error
-                )
             }
         }
 

@@ -29,7 +29,12 @@ public struct Credential: Sendable, Hashable {
     /// The `Authorization` value of Basic authentication (RFC 7617): `Basic` and the Base64 of
     /// `user:password` in UTF-8.
     func basicAuthorization() -> String {
-        "Basic " + Data("\(self.user):\(self.password)".utf8).base64EncodedString()
+        "Basic " + self.basicCredentials()
+    }
+
+    /// The Base64 of `user:password` in UTF-8, as Basic authentication sends it.
+    func basicCredentials() -> String {
+        Data("\(self.user):\(self.password)".utf8).base64EncodedString()
     }
 }
 

@@ -109,30 +109,15 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The proxy server one request goes through.
-struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
-    enum Kind: Sendable, Hashable {
-        case http
-        case socks
-    }
-
-    var kind: Kind
-    var host: String
-    var port: Int
-    var credential: Credential?
-    /// Whether plain `http` requests go through a `CONNECT` tunnel instead of in absolute form.
-    var tunnelsPlainHTTP = false
-
-    /// Whether a request with `scheme` is handed to this proxy whole, in absolute form: plain `http` through an
-    /// HTTP proxy, unless it tunnels it.
-    func forwards(scheme: String) -> Bool {
-        self.kind == .http && scheme != "https" && !self.tunnelsPlainHTTP
-    }
-
-    /// Names the proxy without its credential.
-    var description: String {
-        let scheme = self.kind == .http ? "http" : "socks5"
-        let host = self.host.contains(":") ? "[\(self.host)]" : self.host
-        return "\(scheme)://\(host):\(self.port)"
+extension ProxyServer {
+    /// A proxy server whose credential, if any, is sent with Basic authentication.
+    init(kind: Kind, host: String, port: Int, credential: Credential?, tunnelsPlainHTTP: Bool = false) {
+        self.init(
+            kind: kind,
+            host: host,
+            port: port,
+            basicCredentials: credential?.basicCredentials(),
+            tunnelsPlainHTTP: tunnelsPlainHTTP
+        )
     }
 }

@@ -27,7 +27,7 @@ import Darwin
 ///   (for both the engine sends the target's host name to the proxy), port 1080 when none is given, an IPv6 host
 ///   in brackets, a percent-encoded user and password (HTTP proxies only), and any path ignored. A value that
 ///   cannot be used fails the requests that would go through it with ``KiteError/Code-swift.struct/proxyFailed``.
-struct ProxyRoute: Sendable {
+struct ProxyRoute: ProxySelecting {
     /// What one scheme's requests do unless `no_proxy` sends them direct, decided once.
     private enum Choice: Sendable {
         case direct

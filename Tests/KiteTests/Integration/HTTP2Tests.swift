@@ -32,6 +32,37 @@ import Testing
         try await session.shutdown()
         try await server.shutdown()
     }
+
+    /// The idle-read timeout counts on each HTTP/2 stream (Kite's handler behind the stream's codec): a response
+    /// that stalls fails with it, for data requests and downloads alike, and closes only its own stream, so the
+    /// connection keeps serving the others.
+    @Test(.timeLimit(.minutes(1))) func aStalledStreamTimesOutAloneOnItsConnection() async throws {
+        let server = try await HTTP2TestServer()
+        var configuration = Session.Configuration()
+        configuration.timeouts.idleRead = .milliseconds(300)
+        configuration.collectsConnectionMetrics = true
+        let session = server.session(configuration)
+        let base = "https://127.0.0.1:\(server.port)"
+        let first = await session.request(base + "/protocol").serializingString().response
+        #expect(first.value == "h2")
+        let stalled = await session.request(base + "/stall").serializingData().response
+        #expect(
+            stalled.error?.code == .timedOut && stalled.error?.timeout == .idleRead,
+            "\(String(describing: stalled.error))"
+        )
+        let download = await session.download(base + "/stall").serializingDownloadedFileURL().response
+        #expect(
+            download.error?.code == .timedOut && download.error?.timeout == .idleRead,
+            "\(String(describing: download.error))"
+        )
+        let after = await session.request(base + "/protocol").serializingString().response
+        #expect(after.value == "h2")
+        // The same connection: the stalled streams were closed, not their connection.
+        let connections = [first, after].map { $0.metrics?.connection?.id }
+        #expect(connections[0] != nil && connections[0] == connections[1], "\(connections)")
+        try await session.shutdown()
+        try await server.shutdown()
+    }
 }
 
 extension HTTP2TestServer {

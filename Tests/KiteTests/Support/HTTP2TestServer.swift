@@ -7,7 +7,8 @@ import NIOSSL
 
 /// An HTTPS server on 127.0.0.1 that offers HTTP/2 and HTTP/1.1 through ALPN and answers every
 /// request with the protocol it was served over (`h2` or `http/1.1`), with a certificate made for
-/// the test that ``trustingConfiguration`` trusts.
+/// the test that ``trustingConfiguration`` trusts. `/stall` answers with a head that promises 100 bytes, sends 10
+/// and then nothing more, leaving the connection open.
 final class HTTP2TestServer: Sendable {
     let port: Int
     /// A client TLS configuration that trusts this server's certificate (and nothing else).
@@ -65,7 +66,7 @@ final class HTTP2TestServer: Sendable {
     }
 }
 
-/// Answers each request with the name of the protocol it came over.
+/// Answers each request with the name of the protocol it came over (`/stall`: see ``HTTP2TestServer``).
 private final class ProtocolEchoHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -78,13 +79,24 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
 
     /// The request's header names, sent back in `x-request-header-names`.
     private var requestHeaderNames = ""
+    private var stalls = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = self.unwrapInboundIn(data)
         if case .head(let head) = part {
             self.requestHeaderNames = head.headers.map { $0.name.lowercased() }.joined(separator: ",")
+            self.stalls = head.uri == "/stall"
         }
         guard case .end = part else { return }
+        if self.stalls {
+            let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "100"])
+            context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+            context.writeAndFlush(
+                self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: 0x61, count: 10)))),
+                promise: nil
+            )
+            return
+        }
         let body = ByteBuffer(string: self.protocolName)
         var headers = HTTPHeaders()
         headers.add(name: "x-request-header-names", value: self.requestHeaderNames)

@@ -135,9 +135,13 @@ import Testing
         #expect(try await Self.decode(body, format: .gzip, chunkSize: chunkSize) == Self.text + Data("second".utf8))
     }
 
-    @Test(arguments: [ZlibAlgorithm.zlib, .deflate])
-    func deflateDecodesWrappedAndRaw(algorithm: ZlibAlgorithm) async throws {
-        #expect(try await Self.decode(try Self.compress(Self.text, algorithm), format: .deflate) == Self.text)
+    /// `deflate` is zlib-wrapped (RFC 9110 §8.4.1.2) or, from some servers, raw; the first two bytes tell, even when
+    /// they arrive in chunks of one byte (found by the `decompression` fuzz target: a wrapped body in 1-byte chunks
+    /// was read as raw and failed).
+    @Test(arguments: [ZlibAlgorithm.zlib, .deflate], [1, 7])
+    func deflateDecodesWrappedAndRaw(algorithm: ZlibAlgorithm, chunkSize: Int) async throws {
+        let body = try Self.compress(Self.text, algorithm)
+        #expect(try await Self.decode(body, format: .deflate, chunkSize: chunkSize) == Self.text)
     }
 
     @Test func bytesAfterTheLastMemberAreIgnored() async throws {

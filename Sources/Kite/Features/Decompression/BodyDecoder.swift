@@ -29,7 +29,8 @@ final class BodyDecoder {
     private let ratioCheckedAfter: Int64
     private var decompressor: ZlibDecompressor?
     private var pending: ByteBuffer?
-    /// A lone 0x1F after a member ended, kept until the next chunk says whether a member starts.
+    /// Bytes kept until the next chunk decides what they are: a lone 0x1F after a gzip member ended (does a member
+    /// start?), or a `deflate` body's first byte (is it zlib-wrapped?).
     private var carried: ByteBuffer?
     private var compressedBytes: Int64 = 0
     /// The compressed bytes inflated so far: the ratio's base. (Counting whole chunks as they arrive would let a
@@ -88,7 +89,8 @@ final class BodyDecoder {
             self.compressedBytes += Int64(chunk.readableBytes)
             if !self.ignoringTrailer, chunk.readableBytes > 0 {
                 if var carried = self.carried {
-                    // The first byte of a gzip member's magic number ended the previous chunk.
+                    // The previous chunk ended in bytes that decide nothing alone (a gzip magic number's first byte, a
+                    // deflate body's first byte).
                     self.carried = nil
                     var chunk = chunk
                     carried.writeBuffer(&chunk)
@@ -103,6 +105,12 @@ final class BodyDecoder {
     /// Inflates from `input` into one output chunk; `nil` when this step produced nothing (input used
     /// up, or a member ended and the next one starts).
     private func inflate(_ input: inout ByteBuffer) throws -> ByteBuffer? {
+        if self.decompressor == nil, self.format == .deflate, input.readableBytes < 2 {
+            // Whether `deflate` is zlib-wrapped shows in its first two bytes: decide with the next chunk.
+            self.carried = input
+            input.moveReaderIndex(to: input.writerIndex)
+            return nil
+        }
         let decompressor = try self.currentDecompressor(startingWith: input)
         var output = self.allocator.buffer(capacity: Self.outputChunkSize)
         let before = input.readableBytes

@@ -63,6 +63,8 @@ public struct JSONLinesParser<Value: Decodable & Sendable>: Sendable {
     /// - Throws: A ``KiteError`` with code ``KiteError/Code-swift.struct/streamDecodingFailed`` for a line that does
     ///   not decode, or ``KiteError/Code-swift.struct/streamLineTooLong`` for a line longer than
     ///   ``maximumLineLength``.
+    ///   When a line fails after others of the chunk completed, their values are returned and the next call throws
+    ///   the error: nothing completed before it is lost.
     public mutating func parse(_ chunk: Data) throws -> [Value] {
         try self.run { decoding, splitter in
             try splitter.split(chunk, into: &decoding, emit: Decoding.decode)
@@ -97,7 +99,8 @@ public struct JSONLinesParser<Value: Decodable & Sendable>: Sendable {
             let failure = error as? KiteError ?? KiteError(code: .streamDecodingFailed, message: "\(error)")
             self.failure = failure
             self.splitter.reset()
-            throw failure
+            // The values of the lines completed before the failure are delivered; the next call throws.
+            if decoding.values.isEmpty { throw failure }
         }
         return decoding.values
     }

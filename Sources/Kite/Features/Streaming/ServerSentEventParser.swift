@@ -90,6 +90,8 @@ public struct ServerSentEventParser: Sendable {
     /// - Returns: The events dispatched by the blank lines this chunk completes.
     /// - Throws: A ``KiteError`` with code ``KiteError/Code-swift.struct/streamLineTooLong`` when a line is longer than
     ///   ``maximumLineLength``.
+    ///   When a line fails after others of the chunk completed, their events are returned and the next call throws
+    ///   the error: nothing completed before it is lost.
     public mutating func parse(_ chunk: Data) throws -> [ServerSentEvent] {
         if let failure { throw failure }
         do {
@@ -105,8 +107,11 @@ public struct ServerSentEventParser: Sendable {
             let failure = error as? KiteError ?? KiteError(code: .streamDecodingFailed, message: "\(error)")
             self.failure = failure
             self.splitter.reset()
+            // The events dispatched before the failure are delivered; the next call throws.
+            let dispatched = self.state.takeEvents()
             self.state.discardStream()
-            throw failure
+            if dispatched.isEmpty { throw failure }
+            return dispatched
         }
         return self.state.takeEvents()
     }

@@ -56,6 +56,8 @@ public struct UTF8LineParser: Sendable {
     /// - Returns: The lines this chunk completes, without their line endings.
     /// - Throws: A ``KiteError`` with code ``KiteError/Code-swift.struct/streamLineTooLong`` when a line is longer than
     ///   ``maximumLineLength``.
+    ///   When a line fails after others of the chunk completed, their lines are returned and the next call throws
+    ///   the error: nothing completed before it is lost.
     public mutating func parse(_ chunk: Data) throws -> [String] {
         try self.run { lines, splitter in
             try splitter.split(chunk, into: &lines, emit: Self.append)
@@ -89,7 +91,8 @@ public struct UTF8LineParser: Sendable {
             let failure = error as? KiteError ?? KiteError(code: .streamDecodingFailed, message: "\(error)")
             self.failure = failure
             self.splitter.reset()
-            throw failure
+            // The lines completed before the failure are delivered; the next call throws.
+            if lines.isEmpty { throw failure }
         }
         return lines
     }

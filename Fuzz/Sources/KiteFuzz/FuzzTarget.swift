@@ -1,0 +1,54 @@
+import Foundation
+
+@testable import Kite
+
+/// The fuzz targets: one per parser Kite applies to what servers, proxies, the kernel and users hand it. Each
+/// checks properties, not only that nothing traps: see each `run`.
+enum FuzzTarget: String, CaseIterable, Sendable {
+    case imageHeader
+    case serverSentEvents
+    case utf8Lines
+    case jsonLines
+    case setCookie
+    case cookieDate
+    case contentDisposition
+    case authenticationChallenges
+    case mediaType
+    case proxyVariables
+    case netlink
+    case decompression
+
+    /// The target `KITE_FUZZ_TARGET` names.
+    static let selected: FuzzTarget = {
+        let name = ProcessInfo.processInfo.environment["KITE_FUZZ_TARGET"] ?? ""
+        guard let target = FuzzTarget(rawValue: name) else {
+            fatalError("KITE_FUZZ_TARGET=\(name) names no target; one of \(allCases.map(\.rawValue))")
+        }
+        return target
+    }()
+
+    /// The longest one input may take (debug build with AddressSanitizer; inputs up to libFuzzer's `-max_len`).
+    static let timeBound = Duration.milliseconds(100)
+
+    func run(_ input: [UInt8]) {
+        switch self {
+        case .imageHeader: Self.fuzzImageHeader(input)
+        case .serverSentEvents: Self.fuzzServerSentEvents(input)
+        case .utf8Lines: Self.fuzzUtf8Lines(input)
+        case .jsonLines: Self.fuzzJsonLines(input)
+        case .setCookie: Self.fuzzSetCookie(input)
+        case .cookieDate: Self.fuzzCookieDate(input)
+        case .contentDisposition: Self.fuzzContentDisposition(input)
+        case .authenticationChallenges: Self.fuzzAuthenticationChallenges(input)
+        case .mediaType: Self.fuzzMediaType(input)
+        case .proxyVariables: Self.fuzzProxyVariables(input)
+        case .netlink: Self.fuzzNetlink(input)
+        case .decompression: Self.fuzzDecompression(input)
+        }
+    }
+}
+
+/// Fails the run with `message` when `condition` is false: a property the parser broke.
+func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
+    if !condition() { fatalError(message()) }
+}

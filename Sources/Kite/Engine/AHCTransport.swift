@@ -289,15 +289,16 @@ final class AHCTransport: Transport {
     ) async -> KiteError {
         guard let authority, let diagnosis = self.configuration.trustFailureDiagnosis else { return failure }
         let (host, port) = TrustGate.Check.hostAndPort(ofAuthority: authority, defaultPort: 443)
+        let lowercased = host.lowercased()
         let chain = await PresentedChain.read(
-            host: host.lowercased(),
+            host: lowercased,
             port: port,
             through: proxied?.server,
             timeout: min(PresentedChain.timeout, self.configuration.connectTimeout),
             group: Self.eventLoopGroup
         )
         var reason = "its certificate failed verification"
-        if let chain { reason = await diagnosis.reason(for: chain, host: host.lowercased()) }
+        if let chain { reason = await diagnosis.reason(for: chain, host: lowercased) }
         return KiteError(
             code: .serverTrustEvaluationFailed,
             message: "the server \(host) is not trusted: \(reason)",

@@ -137,7 +137,7 @@ import Testing
         let size = 5000
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let partial = folder.appendingPathComponent("partial.bin")
+        let partial = folder.appendingPathComponent(".changed.bin.\(UUID().uuidString).kite-partial")
         try Self.rangeBody(1000).write(to: partial)
         let url = try await backend.url("/range/\(size)")
         let token = """
@@ -164,7 +164,7 @@ import Testing
     @Test func aRangeTheServerCannotSatisfyIsAResumeError() async throws {
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let partial = folder.appendingPathComponent("too-long.bin")
+        let partial = folder.appendingPathComponent("\(UUID().uuidString).partial")
         try Data(count: 600).write(to: partial)
         let url = try await Backend.inProcess.url("/range/500")
         let token =
@@ -193,6 +193,29 @@ import Testing
         )
         #expect(error.code == .resumeFailed)
         #expect(error.message == message)
+    }
+
+    /// Resuming appends to the token's partial file, and removes it when it cannot continue: a changed or
+    /// corrupted token naming any other file is refused, and that file is left as it was.
+    @Test(arguments: [
+        ("notes.txt", 5, "which is not a partial file Kite made"),
+        (".notes.txt.kite-partial", 4, "which is not a partial file Kite made"),
+        ("\(UUID().uuidString).partial", -1, "the resume data counts -1 bytes"),
+    ])
+    func aTokenNamingAnotherFileIsRefusedAndTheFileKept(name: String, bytes: Int, message: String) async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let kept = folder.appendingPathComponent("notes.txt")
+        try Data("keep".utf8).write(to: kept)
+        let named = folder.path + "/" + name
+        let token =
+            #"{"bytes":\#(bytes),"headers":[],"partialFilePath":"\#(named)","url":"http://127.0.0.1:1/x","version":1}"#
+        let error = try #require(
+            await Session.default.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
+        )
+        #expect(error.code == .resumeFailed)
+        #expect(error.message.hasSuffix(message), "\(error.message)")
+        #expect(try Data(contentsOf: kept) == Data("keep".utf8))
     }
 
     @Test func aPlainCancelKeepsNothing() async throws {

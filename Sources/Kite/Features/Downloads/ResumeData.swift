@@ -79,7 +79,38 @@ struct ResumeData: Codable, Sendable, Equatable {
                 message: "the resume data has version \(token.version); this Kite reads version \(Self.currentVersion)"
             )
         }
+        // Resuming appends to the partial file, and removes it when it cannot continue: a token that was
+        // changed or corrupted must not name another file.
+        let partial = token.partialFilePath
+        guard partial.hasPrefix("/"), !partial.utf8.contains(0),
+            Self.isPartialFileName(URL(fileURLWithPath: partial).lastPathComponent)
+        else {
+            throw KiteError(
+                code: .resumeFailed,
+                message: "the resume data names \"\(partial.escapedForMessage)\", which is not a partial file Kite made"
+            )
+        }
+        guard token.bytes >= 0 else {
+            throw KiteError(code: .resumeFailed, message: "the resume data counts \(token.bytes) bytes")
+        }
         return token
+    }
+
+    /// Whether `name` is one Kite gives partial files: `<UUID>.partial` in its temporary folder, or
+    /// `.<name>.<UUID>.kite-partial` beside a destination (``DownloadFiles``).
+    static func isPartialFileName(_ name: String) -> Bool {
+        func endsWithUUID(_ stem: Substring) -> Bool {
+            stem.count >= 36 && UUID(uuidString: String(stem.suffix(36))) != nil
+        }
+        if name.hasSuffix(".partial"), !name.hasPrefix(".") {
+            let stem = name.dropLast(".partial".count)
+            return stem.count == 36 && endsWithUUID(stem)
+        }
+        if name.hasPrefix("."), name.hasSuffix(".kite-partial") {
+            let stem = name.dropLast(".kite-partial".count)
+            return stem.count >= 38 && stem.dropLast(36).hasSuffix(".") && endsWithUUID(stem)
+        }
+        return false
     }
 
     /// The draft that asks for the rest: the saved URL and fields plus `Range` and `If-Range`.

@@ -1,6 +1,14 @@
 import Foundation
 import HTTPTypes
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A request before Kite sends it: method, URL, header fields, an in-memory body and a timeout.
 ///
 /// Parameter encoders and request modifiers change a draft; when the request is sent Kite turns it
@@ -116,6 +124,15 @@ extension RequestDraft {
         guard var host = url.host(percentEncoded: true), !host.isEmpty else {
             throw invalid("has no host")
         }
+        // The host as the string writes it: `URL`'s accessor gives an internationalized host, which the string
+        // holds in its ASCII form (`xn--bcher-kva.example`), as percent-encoded Unicode, and it drops brackets,
+        // which `URL` accepts around any name (`http://[Int]/`).
+        if let written = Self.writtenHost(inAbsolute: url.absoluteString), !written.isEmpty {
+            if written.hasPrefix("["), !Self.isIPv6Literal(written) {
+                throw invalid("has the host \(written), which is not an IPv6 address")
+            }
+            host = String(written)
+        }
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") {
             host = "[\(host)]"
         }
@@ -165,6 +182,9 @@ extension RequestDraft {
                 bytes[index - 1] != UInt8(ascii: ":")
             else { return nil }
             let authority = String(decoding: bytes[authorityStart..<index], as: UTF8.self)
+            if bytes[authorityStart] == UInt8(ascii: "["), !Self.isIPv6Literal(Self.bracketedPrefix(of: authority)) {
+                return nil
+            }
             let pathStart = index
             while index < bytes.count, bytes[index] != UInt8(ascii: "#") {
                 index += 1
@@ -178,6 +198,39 @@ extension RequestDraft {
             }
             return (scheme, authority, path)
         }
+    }
+
+    /// The host of an absolute URL's authority as its string writes it, after any user info and before any
+    /// port (`[::1]` in `http://u@[::1]:80/`), or `nil` when the string has no authority.
+    static func writtenHost(inAbsolute absolute: String) -> Substring? {
+        guard let schemeEnd = absolute.range(of: "://") else { return nil }
+        let rest = absolute[schemeEnd.upperBound...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") {
+            authority = authority[authority.index(after: at)...]
+        }
+        guard authority.hasPrefix("[") else { return authority.prefix { $0 != ":" } }
+        return Self.bracketedPrefix(of: authority)
+    }
+
+    /// `authority` up to and with its first `]`, or all of it when it has none.
+    private static func bracketedPrefix<Text: StringProtocol>(of authority: Text) -> Substring {
+        let text = Substring(authority)
+        guard let close = text.firstIndex(of: "]") else { return text }
+        return text[...close]
+    }
+
+    /// Whether `literal` is `[` an IPv6 address (with an optional `%25` zone) `]`: RFC 3986's IP-literal
+    /// without the IPvFuture form, which nothing resolves.
+    static func isIPv6Literal(_ literal: Substring) -> Bool {
+        guard literal.hasPrefix("["), literal.hasSuffix("]"), literal.count > 2 else { return false }
+        var address = literal.dropFirst().dropLast()
+        if let zone = address.range(of: "%25") {
+            guard zone.upperBound < address.endIndex else { return false }
+            address = address[..<zone.lowerBound]
+        }
+        var storage = in6_addr()
+        return inet_pton(AF_INET6, String(address), &storage) == 1
     }
 
     /// Whether `bytes` starts with `prefix`, ASCII letters compared without case.

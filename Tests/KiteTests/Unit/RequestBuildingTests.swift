@@ -81,7 +81,11 @@ import FoundationNetworking
         ("http://example.com/%7Euser/caf%C3%A9", true),
         ("http://example.com:80/", true),
         ("http://alice:pw@example.com/private", false),
+        ("http://alice@b\u{FC}cher.example:8080/idn", false),
+        ("https://b\u{FC}cher.example/idn", true),
         ("http://example.com:/empty-port", false),
+        ("http://[Int]:8089/not-an-address", false),
+        ("http://[::1x]/", false),
         ("ftp://example.com/file", false),
         ("http:relative", false),
         ("httpx://example.com/", false),
@@ -102,6 +106,24 @@ import FoundationNetworking
         #expect(head?.path == accessors?.path)
     }
 
+    /// `URL`'s host accessor gives an internationalized host as percent-encoded Unicode, but the string holds
+    /// its ASCII (IDNA) form, which is what DNS and `Host` need: the head has it however the URL is read.
+    @Test(arguments: ["http://b\u{FC}cher.example/x", "http://alice:pw@b\u{FC}cher.example/x"])
+    func anInternationalizedHostIsSentInItsASCIIForm(url string: String) throws {
+        let head = try RequestDraft(url: try #require(URL(string: string))).makeHTTPRequest()
+        #expect(head.authority == "xn--bcher-kva.example")
+        #expect(head.path == "/x")
+    }
+
+    /// `URL` accepts brackets around any name and its host drops them, so `http://[Int]/` would reach the host
+    /// `Int`; Kite accepts only an IPv6 address in brackets, whichever way it reads the URL.
+    @Test(arguments: ["http://[Int]:8089/x", "http://user@[Int]/x", "https://[::1x]/", "http://[v1.fe]/"])
+    func aBracketedHostMustBeAnIPv6Address(url string: String) throws {
+        let url = try #require(URL(string: string))
+        let error = try #require(throws: KiteError.self) { try RequestDraft(url: url).makeHTTPRequest() }
+        #expect(error.code == .invalidURL)
+        #expect(error.message.hasSuffix("which is not an IPv6 address"), "\(error.message)")
+    }
     @Test(arguments: [
         ("http://example.com/a?b=c", false),
         ("http://example.com/a\r\nX: 1", true),

@@ -49,9 +49,12 @@ public struct XMLParserSource: Sendable {
     /// print(parser.shouldResolveExternalEntities)  // false
     /// ```
     ///
+    /// The parser reads the body as ``parse(delegate:)`` does (see ``XMLSafety``): a body in an encoding Kite
+    /// does not read gives a parser that fails at once; ``parse(delegate:)`` says why.
+    ///
     /// - Returns: The parser, owned by the caller.
     public func makeParser() -> XMLParser {
-        let parser = XMLParser(data: self.data)
+        let parser = XMLParser(data: (try? XMLSafety.readable(self.data)) ?? Data("<></>".utf8))
         XMLSafety.secure(parser)
         return parser
     }

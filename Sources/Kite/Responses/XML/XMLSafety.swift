@@ -37,6 +37,14 @@ enum XMLSafety {
         )
     }
 
+    /// `data` as corelibs' `XMLParser` can read it without crashing: in an encoding libxml2 reads itself
+    /// (``XMLDeclaredEncoding``), with data for every processing instruction (``XMLProcessingInstructions``).
+    ///
+    /// - Throws: ``KiteError`` with code `responseSerializationFailed` for an encoding Kite does not read.
+    static func readable(_ data: Data) throws(KiteError) -> Data {
+        XMLProcessingInstructions.withEmptyData(try XMLDeclaredEncoding.readable(data))
+    }
+
     /// Makes `parser` load no external entity or DTD.
     static func secure(_ parser: XMLParser) {
         parser.shouldResolveExternalEntities = false
@@ -50,7 +58,7 @@ enum XMLSafety {
     /// A delegate's own `abortParsing()` is not an error.
     static func run(_ data: Data, checker: XMLCheckingDelegate) throws(KiteError) {
         guard data.count >= 4 else { throw XMLParseFailure.tooShort(data.count) }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: try Self.readable(data))
         Self.secure(parser)
         parser.delegate = checker
         let finished = parser.parse()
@@ -71,7 +79,7 @@ enum XMLSafety {
     /// The document for `data`, built safely; see ``XMLSafety``.
     static func document(from data: Data, options: XMLNode.Options) throws(KiteError) -> XMLDocument {
         let checker = XMLCheckingDelegate(forwardingTo: nil)
-        checker.documentInput = (data, Self.documentOptions(options))
+        checker.documentInput = (try Self.readable(data), Self.documentOptions(options))
         try Self.run(data, checker: checker)
         if let error = checker.documentError {
             throw KiteError(

@@ -52,13 +52,23 @@ import Testing
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        // Both pipes are read at once: read one after the other, a process that fills the second pipe's buffer
+        // (64 KiB; an AddressSanitizer report at exit does) waits forever for a reader, and so does the test.
+        let errorData = NIOLockedValueBox(Data())
+        let errorsRead = DispatchGroup()
+        errorsRead.enter()
+        DispatchQueue.global().async {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLockedValue { $0 = data }
+            errorsRead.leave()
+        }
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        errorsRead.wait()
         process.waitUntilExit()
         return Run(
             status: process.terminationStatus,
             output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self)
+            errors: String(decoding: errorData.withLockedValue { $0 }, as: UTF8.self)
         )
     }
 

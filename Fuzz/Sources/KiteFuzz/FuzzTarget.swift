@@ -17,6 +17,15 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case proxyVariables
     case netlink
     case decompression
+    case digestAuthorization
+    case retryAfter
+    case url
+    case urlRequest
+    case resumeData
+    case charset
+    case propertyList
+    case xmlDocument
+    case xmlParser
 
     /// The target `KITE_FUZZ_TARGET` names.
     static let selected: FuzzTarget = {
@@ -44,6 +53,21 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .proxyVariables: Self.fuzzProxyVariables(input)
         case .netlink: Self.fuzzNetlink(input)
         case .decompression: Self.fuzzDecompression(input)
+        case .digestAuthorization: Self.fuzzDigestAuthorization(input)
+        case .retryAfter: Self.fuzzRetryAfter(input)
+        case .url: Self.fuzzURL(input)
+        case .urlRequest: Self.fuzzURLRequest(input)
+        case .resumeData: Self.fuzzResumeData(input)
+        case .charset: Self.fuzzCharset(input)
+        case .propertyList: Self.fuzzPropertyList(input)
+        case .xmlDocument:
+            #if canImport(FoundationXML)
+            Self.fuzzXMLDocument(input)
+            #endif
+        case .xmlParser:
+            #if canImport(FoundationXML)
+            Self.fuzzXMLParser(input)
+            #endif
         }
     }
 }

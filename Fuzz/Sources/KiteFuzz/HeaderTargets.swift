@@ -124,3 +124,71 @@ extension FuzzTarget {
         #endif
     }
 }
+
+extension FuzzTarget {
+    /// Digest challenges answered (RFC 7616 §3.4): the input's lines are `WWW-Authenticate` values; every Digest
+    /// challenge Kite can answer gives an `Authorization` value that holds no CR, LF or NUL and that reads back,
+    /// with the same parser, as one Digest credential carrying the challenge's realm, nonce and opaque, the user
+    /// name, the URI and a response of the hash's length in lowercase hex.
+    static func fuzzDigestAuthorization(_ input: [UInt8]) {
+        let fields = String(decoding: input, as: UTF8.self).split(separator: "\n").map(String.init)
+        for challenge in AuthenticationChallenge.parse(fields) {
+            guard var digest = DigestAuthorization(challenge: challenge) else { continue }
+            let user = "Mufasa \"the\" king\\"
+            let uri = "/dir/index.html?x=1"
+            let answer = digest.authorization(
+                username: user,
+                password: "Circle Of Life",
+                method: "GET",
+                uri: uri,
+                body: input,
+                cnonce: "0a4f113b"
+            )
+            require(
+                !answer.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }),
+                "an Authorization value with CR, LF or NUL: \(String(reflecting: answer))"
+            )
+            let read = AuthenticationChallenge.parse([answer])
+            require(read.count == 1 && read[0].scheme == "digest", "\(String(reflecting: answer)) reads as \(read)")
+            let parameters = read[0].parameters
+            require(
+                parameters["username"] == user && parameters["realm"] == digest.realm
+                    && parameters["nonce"] == digest.nonce && parameters["uri"] == uri
+                    && parameters["opaque"] == digest.opaque,
+                "\(String(reflecting: answer)) reads back as \(parameters) for \(challenge)"
+            )
+            let response = parameters["response"] ?? ""
+            let hexLength = digest.algorithm("").utf8.count
+            require(
+                response.utf8.count == hexLength
+                    && response.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) },
+                "the response \(String(reflecting: response)) of \(String(reflecting: answer))"
+            )
+        }
+    }
+
+    /// `Retry-After` (RFC 9110 §10.2.3): no delay, or one that is not negative and not NaN; a date read from the
+    /// value is the one its IMF-fixdate form gives back.
+    static func fuzzRetryAfter(_ input: [UInt8]) {
+        let value = String(decoding: input, as: UTF8.self)
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        if let seconds = RetryAfter.seconds(in: value, now: now) {
+            require(!seconds.isNaN && seconds >= 0, "\(String(reflecting: value)) asks for \(seconds) s")
+        }
+        guard let date = RetryAfter.date(from: value, now: now) else { return }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT")!
+        let year = calendar.component(.year, from: date)
+        // DateFormatter's calendar is Julian before October 1582; HTTP dates are proleptic Gregorian.
+        guard (1600...9999).contains(year) else { return }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = calendar.timeZone
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let text = formatter.string(from: date)
+        require(
+            RetryAfter.date(from: text, now: now) == date,
+            "\(String(reflecting: value)) is \(date), whose IMF-fixdate \(text) reads as another date"
+        )
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+
+@testable import Kite
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension FuzzTarget {
+    /// A URL string as users pass it (`URLConvertible`) and the request head Kite makes of it: an `invalidURL`
+    /// error, or an `http`/`https` head whose authority and path hold no space or control character, whose
+    /// authority holds no `/`, `?`, `#` or `@`, whose path starts with `/` and holds no `#`; and Kite's quick
+    /// reading of the common URL gives what `URL`'s accessors give.
+    static func fuzzURL(_ input: [UInt8]) {
+        let text = String(decoding: input, as: UTF8.self)
+        let url: URL
+        do {
+            url = try text.asURL()
+        } catch let error as KiteError {
+            require(error.code == .invalidURL, "asURL failed with \(error.code): \(error.message)")
+            return
+        } catch {
+            require(false, "asURL failed with \(error), not a KiteError")
+            return
+        }
+        let draft = RequestDraft(method: .get, url: url, headerFields: HTTPFields())
+        let head: HTTPRequest
+        do {
+            head = try draft.makeHTTPRequest()
+        } catch {
+            require(error.code == .invalidURL, "the head failed with \(error.code): \(error.message)")
+            return
+        }
+        let scheme = head.scheme ?? ""
+        let authority = head.authority ?? ""
+        let path = head.path ?? ""
+        require(["http", "https"].contains(scheme), "\(String(reflecting: text)) gives the scheme \(scheme)")
+        require(
+            !authority.isEmpty && !authority.unicodeScalars.contains { "/?#@ ".unicodeScalars.contains($0) }
+                && !authority.unicodeScalars.contains { $0.properties.generalCategory == .control },
+            "\(String(reflecting: text)) gives the authority \(String(reflecting: authority))"
+        )
+        require(
+            path.hasPrefix("/") && !path.unicodeScalars.contains { $0 == "#" || $0 == " " }
+                && !path.unicodeScalars.contains { $0.properties.generalCategory == .control },
+            "\(String(reflecting: text)) gives the path \(String(reflecting: path))"
+        )
+        guard let quick = RequestDraft.requestTarget(ofAbsolute: url.absoluteString, hasBase: url.baseURL != nil),
+            let slow = try? draft.requestTargetFromAccessors()
+        else { return }
+        require(
+            quick.scheme == slow.scheme && quick.path == slow.path
+                && Self.sameAuthority(quick.authority, slow.authority),
+            "\(String(reflecting: text)): read quickly \(quick), by URL's accessors \(slow)"
+        )
+    }
+
+    /// Whether two authorities name the same host and port: a port's leading zeros, which `URL` drops, aside.
+    private static func sameAuthority(_ a: String, _ b: String) -> Bool {
+        func split(_ authority: String) -> (host: Substring, port: Int?) {
+            guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") else {
+                return (authority[...], nil)
+            }
+            return (authority[..<colon], Int(authority[authority.index(after: colon)...]))
+        }
+        let (left, right) = (split(a), split(b))
+        return left.host == right.host && left.port == right.port
+    }
+
+    /// A `URLRequest` (`URLRequestConvertible`) made of the input's lines: method, URL, then `name: value`
+    /// header lines. Kite's draft of it is an `invalidURL`, `invalidRequest` or `invalidHeader` error, or
+    /// a draft whose method is a token and whose field values hold no CR, LF or NUL.
+    static func fuzzURLRequest(_ input: [UInt8]) {
+        let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
+        guard lines.count >= 2, let url = URL(string: lines[1]) else { return }
+        var request = URLRequest(url: url)
+        request.httpMethod = lines[0]
+        for line in lines.dropFirst(2) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            request.addValue(
+                String(line[line.index(after: colon)...]),
+                forHTTPHeaderField: String(line[..<colon])
+            )
+        }
+        let draft: RequestDraft
+        do {
+            draft = try request.asRequestDraft()
+        } catch {
+            require(
+                [.invalidURL, .invalidRequest, .invalidHeader].contains(error.code),
+                "asRequestDraft failed with \(error.code): \(error.message)"
+            )
+            return
+        }
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        require(
+            !draft.method.rawValue.isEmpty && draft.method.rawValue.allSatisfy(tokenCharacters.contains),
+            "the method \(String(reflecting: draft.method.rawValue))"
+        )
+        for field in draft.headerFields {
+            require(
+                !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }),
+                "the field \(field.name): \(String(reflecting: field.value))"
+            )
+        }
+    }
+
+    /// Resume data (Kite's token, which apps store and hand back): a `resumeFailed` error, or a token naming a
+    /// partial file that Kite made (so resuming never appends to, or removes, another file), a byte count that
+    /// is not negative, and a draft that asks for the bytes from there with `Range`.
+    static func fuzzResumeData(_ input: [UInt8]) {
+        let token: ResumeData
+        do {
+            token = try ResumeData.decode(Data(input))
+        } catch {
+            require(error.code == .resumeFailed, "decode failed with \(error.code): \(error.message)")
+            return
+        }
+        require(token.bytes >= 0, "a token of \(token.bytes) bytes")
+        require(
+            ResumeData.isPartialFileName(token.partialFileURL?.lastPathComponent ?? ""),
+            "a token naming the partial file \(String(reflecting: token.partialFilePath))"
+        )
+        do {
+            let draft = try token.makeDraft()
+            require(
+                draft.headerFields[.range] == "bytes=\(token.bytes)-" && draft.method == .get,
+                "the draft \(draft.method) with Range \(String(describing: draft.headerFields[.range]))"
+            )
+        } catch {
+            require(error.code == .resumeFailed, "makeDraft failed with \(error.code): \(error.message)")
+        }
+    }
+}

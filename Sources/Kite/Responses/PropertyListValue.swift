@@ -165,6 +165,13 @@ public struct PropertyListResponseSerializer: ResponseSerializer, ResponseAccept
                 producing: "a property list"
             )
         else { return .dictionary([:]) }
+        if BinaryPropertyList.holdsSet(data) {
+            throw KiteError(
+                code: .responseSerializationFailed,
+                message: "the binary property list holds a set, which PropertyListValue has no case for",
+                response: response
+            )
+        }
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: self.readOptions, format: nil)
@@ -184,5 +191,40 @@ public struct PropertyListResponseSerializer: ResponseSerializer, ResponseAccept
             )
         }
         return value
+    }
+}
+
+/// Reads just enough of a binary property list (`bplist00`) to find its sets. Foundation on Linux crashes the
+/// process bridging some sets (a `SEGV` in the runtime's cast to `AnyHashable`, found by Kite's `propertyList`
+/// fuzz target), and ``PropertyListValue`` has no case for a set, so a body holding one is refused before
+/// Foundation reads it.
+enum BinaryPropertyList {
+    /// Whether `data` is a binary property list whose offset table names an object that is a set.
+    static func holdsSet(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return false }
+        let trailer = bytes[(bytes.count - 32)...]
+        let offsetSize = Int(trailer[trailer.startIndex + 6])
+        func integer(_ start: Int, _ count: Int) -> Int? {
+            guard count > 0, count <= 8, start >= 0, start + count <= bytes.count else { return nil }
+            var value: UInt64 = 0
+            for byte in bytes[start..<(start + count)] { value = value << 8 | UInt64(byte) }
+            return value <= UInt64(Int.max) ? Int(value) : nil
+        }
+        guard let objectCount = integer(trailer.startIndex + 8, 8),
+            let tableStart = integer(trailer.startIndex + 24, 8)
+        else { return false }
+        // Foundation rejects a table that does not fit; so does this reading.
+        guard (1...8).contains(offsetSize), objectCount <= bytes.count,
+            tableStart <= bytes.count - objectCount * offsetSize
+        else { return false }
+        for index in 0..<objectCount {
+            if let offset = integer(tableStart + index * offsetSize, offsetSize), offset < bytes.count,
+                bytes[offset] & 0xF0 == 0xC0
+            {
+                return true
+            }
+        }
+        return false
     }
 }

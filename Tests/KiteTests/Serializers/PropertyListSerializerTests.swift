@@ -291,4 +291,27 @@ import Testing
         #expect(try self.serialize(data) == Self.expected)
     }
 
+    /// A malformed binary property list whose first object is a set crashed the process in Foundation's bridging
+    /// (found by the `propertyList` fuzz target); a set, which `PropertyListValue` has no case for, is refused
+    /// before Foundation reads the body.
+    @Test func aBinaryPropertyListHoldingASetIsRefusedWithoutReadingIt() throws {
+        let crashing = try #require(
+            Data(
+                base64Encoded:
+                    "YnBsaXN0MCbGAQIDBAUGBwsMDRARVGxpc3RRblRuYW1lbmVWc3RlZFJva1JwaSMICQMQAVN0d29CAAEQA1RLaXRl"
+                    + "0Q4HUWHQCUAjCgAAAAAAAAgVGhwhKCsuMjQ5Kj1CRUdCSQAAAAAAAAEBAAAAAAAAABIAAAAAAAAAAAAAAAAAAABS"
+            )
+        )
+        #expect(BinaryPropertyList.holdsSet(crashing))
+        let error = try #require(throws: KiteError.self) { try self.serialize(crashing) }
+        #expect(error.code == .responseSerializationFailed)
+        #expect(error.message == "the binary property list holds a set, which PropertyListValue has no case for")
+
+        // {"a": [1, "x"]} from Python's plistlib: no set, read as before.
+        let plain = try #require(
+            Data(base64Encoded: "YnBsaXN0MDDRAQJRYaIDBBABUXgICw0QEgAAAAAAAAEBAAAAAAAAAAUAAAAAAAAAAAAAAAAAAAAU")
+        )
+        #expect(!BinaryPropertyList.holdsSet(plain))
+        #expect(try self.serialize(plain) == .dictionary(["a": .array([.int(1), .string("x")])]))
+    }
 }

@@ -36,7 +36,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         return target
     }()
 
-    /// The longest one input may take (debug build with AddressSanitizer; inputs up to libFuzzer's `-max_len`).
+    /// The most CPU time one input may take (debug build with AddressSanitizer; inputs up to libFuzzer's `-max_len`).
     static let timeBound = Duration.milliseconds(100)
 
     func run(_ input: [UInt8]) {

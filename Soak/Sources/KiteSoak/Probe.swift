@@ -1,0 +1,52 @@
+import Foundation
+
+/// What the process holds at one moment, read from /proc.
+struct ProcessSample: Sendable {
+    /// Resident memory (VmRSS), KiB.
+    var rssKiB: Int
+    /// Open file descriptors (entries of /proc/self/fd, without the one listing them).
+    var fds: Int
+    /// Threads (Threads: in /proc/self/status).
+    var threads: Int
+    /// CPU time used so far (user and system), seconds.
+    var cpuSeconds: Double
+
+    static func now() -> ProcessSample {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            for line in status.split(separator: "\n") where line.hasPrefix("\(name):") {
+                return Int(line.dropFirst(name.count + 1).filter(\.isNumber)) ?? -1
+            }
+            return -1
+        }
+        let listed = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 0
+        return ProcessSample(
+            rssKiB: field("VmRSS"),
+            fds: listed - 1,
+            threads: field("Threads"),
+            cpuSeconds: Self.cpuSeconds()
+        )
+    }
+
+    /// What each open descriptor points at (sockets and anonymous inodes by kind, without their numbers).
+    static func descriptorTargets() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { name in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")
+            else { return nil }
+            return target.hasPrefix("socket:") ? "socket" : target
+        }
+        .sorted()
+    }
+
+    /// utime + stime from /proc/self/stat (fields 14 and 15, after the parenthesised name).
+    private static func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return -1 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // fields[0] is the state (field 3), so utime (14) is fields[11] and stime (15) fields[12].
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return -1 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}

@@ -16,9 +16,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let start = processCPUTime()
     FuzzTarget.selected.run(input)
     let elapsed = processCPUTime() - start
-    if elapsed > FuzzTarget.timeBound {
+    if elapsed > FuzzTarget.selected.timeBound {
         fatalError(
-            "\(FuzzTarget.selected.rawValue) took \(elapsed) of CPU for \(size) bytes (bound \(FuzzTarget.timeBound))"
+            "\(FuzzTarget.selected.rawValue) took \(elapsed) of CPU for \(size) bytes (bound \(FuzzTarget.selected.timeBound))"
         )
     }
     return 0

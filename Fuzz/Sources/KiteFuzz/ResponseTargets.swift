@@ -74,9 +74,12 @@ extension FuzzTarget {
         require(again == value, "\(value) written and read is \(String(describing: again))")
     }
 
+    /// Whether `value` holds NaN, as a number or a date.
     private static func holdsNaN(_ value: PropertyListValue) -> Bool {
         switch value {
         case .double(let number): number.isNaN
+        // A NaN date is not equal to itself either, and Foundation's `Date.description` traps on one.
+        case .date(let date): !date.timeIntervalSinceReferenceDate.isFinite
         case .array(let elements): elements.contains(where: Self.holdsNaN)
         case .dictionary(let members): members.values.contains(where: Self.holdsNaN)
         default: false

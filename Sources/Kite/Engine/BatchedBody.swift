@@ -100,13 +100,28 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         if cancelled { task.cancel() }
     }
 
+    /// Whether the event loop waits for the reader (``pauseBytes`` gathered); for tests.
+    var isPaused: Bool {
+        self.state.withLockedValue { $0.paused != nil }
+    }
+
     /// Cancels the exchange; the engine then reports the cancellation through `didReceiveError`.
+    ///
+    /// The parts gathered are dropped and a paused event loop is let go: async-http-client reports a
+    /// cancellation only after the delegate's last `didReceiveBodyPart` future completes when it has already
+    /// read the whole body, so a paused exchange whose reader went away (a cancelled download read slowly)
+    /// waited for the reader forever, and kept the parts and the engine's buffered rest (found by the soak).
     func cancel() {
-        let task = self.state.withLockedValue { state -> HTTPClient.Task<Void>? in
+        let (task, paused) = self.state.withLockedValue { state -> (HTTPClient.Task<Void>?, EventLoopPromise<Void>?) in
             state.cancelled = true
-            return state.isOver ? nil : state.task
+            state.parts.removeAll()
+            state.bytes = 0
+            let paused = state.paused
+            state.paused = nil
+            return (state.isOver ? nil : state.task, paused)
         }
         task?.cancel()
+        paused?.succeed()
     }
 
     /// Waits for the response head; cancelling the calling task cancels the exchange.
@@ -162,6 +177,8 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let (wake, scheduleHandOver, pause) = self.state.withLockedValue {
             state -> (Wake?, Bool, EventLoopFuture<Void>?) in
+            // Cancelled: nobody reads what is left, which the engine hands over until it reports the cancellation.
+            guard !state.cancelled else { return (nil, false, nil) }
             state.parts.append(buffer)
             state.bytes += buffer.readableBytes
             var wake: Wake?

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOPosix
 import Testing
 
@@ -205,6 +206,39 @@ import Testing
             try await eventLoop.submit {}.get()
         }
         #expect(released == nil, "the body outlived its exchange")
+        try await client.shutdown()
+    }
+
+    /// A body paused for a reader that goes away (a download cancelled while read slowly) lets the event loop go
+    /// and drops what it gathered. async-http-client reports a cancellation only after the delegate's pending
+    /// `didReceiveBodyPart` future completes once it has read the whole body, and that future waited for a
+    /// reader: the exchange never ended, keeping 2 MiB and more for each such download (the soak's growth).
+    @Test(.timeLimit(.minutes(1))) func cancellingAPausedBodyLetsTheEventLoopGo() async throws {
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        // A real engine task, for its event loop; the body below is driven as the engine drives it.
+        let carrier = BatchedBody(handOverDelay: nil)
+        let engineTask = client.execute(
+            request: try HTTPClient.Request(url: try await Backend.inProcess.url("/bytes/10")),
+            delegate: carrier
+        )
+        carrier.attach(engineTask)
+        while try await carrier.next() != nil {}
+
+        let body = BatchedBody(handOverDelay: nil)
+        let part = ByteBuffer(repeating: 7, count: BatchedBody.pauseBytes)
+        let paused = try await engineTask.eventLoop.submit {
+            body.didReceiveBodyPart(task: engineTask, part)
+        }.get()
+        #expect(body.isPaused)
+        body.cancel()
+        #expect(!body.isPaused)
+        try await paused.get()
+        // What arrives after the cancel is dropped, never paused for.
+        let after = try await engineTask.eventLoop.submit {
+            body.didReceiveBodyPart(task: engineTask, part)
+        }.get()
+        try await after.get()
+        #expect(!body.isPaused)
         try await client.shutdown()
     }
 }

@@ -201,8 +201,9 @@ public struct PropertyListResponseSerializer: ResponseSerializer, ResponseAccept
 enum BinaryPropertyList {
     /// Whether `data` is a binary property list whose offset table names an object that is a set.
     static func holdsSet(_ data: Data) -> Bool {
+        // Only a binary list is read; any other body is not copied.
+        guard data.count >= 40, data.starts(with: "bplist0".utf8) else { return false }
         let bytes = [UInt8](data)
-        guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return false }
         let trailer = bytes[(bytes.count - 32)...]
         let offsetSize = Int(trailer[trailer.startIndex + 6])
         func integer(_ start: Int, _ count: Int) -> Int? {

@@ -58,7 +58,12 @@ enum XMLSafety {
     /// A delegate's own `abortParsing()` is not an error.
     static func run(_ data: Data, checker: XMLCheckingDelegate) throws(KiteError) {
         guard data.count >= 4 else { throw XMLParseFailure.tooShort(data.count) }
-        let parser = XMLParser(data: try Self.readable(data))
+        try Self.parse(readable: try Self.readable(data), checker: checker)
+    }
+
+    /// ``run(_:checker:)`` over data ``readable(_:)`` has already made safe.
+    private static func parse(readable data: Data, checker: XMLCheckingDelegate) throws(KiteError) {
+        let parser = XMLParser(data: data)
         Self.secure(parser)
         parser.delegate = checker
         let finished = parser.parse()
@@ -79,8 +84,10 @@ enum XMLSafety {
     /// The document for `data`, built safely; see ``XMLSafety``.
     static func document(from data: Data, options: XMLNode.Options) throws(KiteError) -> XMLDocument {
         let checker = XMLCheckingDelegate(forwardingTo: nil)
-        checker.documentInput = (try Self.readable(data), Self.documentOptions(options))
-        try Self.run(data, checker: checker)
+        guard data.count >= 4 else { throw XMLParseFailure.tooShort(data.count) }
+        let readable = try Self.readable(data)
+        checker.documentInput = (readable, Self.documentOptions(options))
+        try Self.parse(readable: readable, checker: checker)
         if let error = checker.documentError {
             throw KiteError(
                 code: .responseSerializationFailed,

@@ -5,9 +5,19 @@ import Foundation
 /// `cancel()` are in `BaseRequest.swift`.
 extension BaseRequest {
     func cancel(with error: KiteError) {
+        var discard: URL?
         let action = self.machine.withLockedValue { machine in
-            machine.cancel(with: error) { RequestOutcome(request: nil, error: error) }
+            let producingResumeData = machine.record.download.producingResumeData
+            return machine.cancel(with: error) {
+                let settled = self.sink.settleUnstarted(
+                    RequestOutcome(request: nil, error: error),
+                    producingResumeData: producingResumeData
+                )
+                discard = settled.discard
+                return settled.outcome
+            }
         }
+        discard.map(DownloadFiles.remove)
         if case .none = action {
         } else {
             self.context.eventMonitor?.requestDidCancel(self)

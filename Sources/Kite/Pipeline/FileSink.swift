@@ -205,7 +205,11 @@ struct FileSink: ResponseSink {
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome {
         var outcome = outcome
         let state = request.machine.withLockedValue { $0.record.download }
-        guard let partialURL = state.partialURL else { return outcome }
+        guard let partialURL = state.partialURL else {
+            let (settled, discard) = self.settleUnstarted(outcome, producingResumeData: state.producingResumeData)
+            discard.map(DownloadFiles.remove)
+            return settled
+        }
         if let error = outcome.error {
             outcome.fileURL = nil
             if let resume = state.resumable, state.bytesOnDisk > 0, Self.keepsBytes(after: error, state: state) {
@@ -223,6 +227,27 @@ struct FileSink: ResponseSink {
             outcome.error = error.naming(request.summary).carrying(outcome.response)
         }
         return outcome
+    }
+
+    /// A download that ended before its response head: a resumed one still has its partial file as the resume
+    /// data describes it, untouched. It keeps the file and gives the same resume data back, whatever stopped it
+    /// (a refused connection, a timeout, a failed adapter, a cancel producing resume data, a cancel before it
+    /// started), so a resume that fails early can be tried again; only a plain ``BaseRequest/cancel()``
+    /// discards the file, as it does after the head.
+    func settleUnstarted(
+        _ outcome: RequestOutcome,
+        producingResumeData: Bool
+    ) -> (outcome: RequestOutcome, discard: URL?) {
+        guard let resuming, let partial = resuming.partialFileURL, let error = outcome.error else {
+            return (outcome, nil)
+        }
+        var outcome = outcome
+        outcome.fileURL = nil
+        if error.code == .cancelled && !producingResumeData {
+            return (outcome, partial)
+        }
+        outcome.resumeData = resuming.encoded()
+        return (outcome, nil)
     }
 
     /// Whether a failed download keeps its bytes for resuming: when cancelled to produce resume data,

@@ -29,6 +29,14 @@ protocol ResponseSink: Sendable {
 
     /// The last step before the handlers run, after validation (a download moves its file into place).
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome
+
+    /// The outcome of a request that ended before a response head arrived; for a request cancelled before it
+    /// started, in place of ``finalize(_:of:)`` (no stage ran). Called under the request's lock, so it does no
+    /// I/O: a file to remove is returned for the caller to remove after the lock.
+    func settleUnstarted(
+        _ outcome: RequestOutcome,
+        producingResumeData: Bool
+    ) -> (outcome: RequestOutcome, discard: URL?)
 }
 
 extension ResponseSink {
@@ -37,6 +45,11 @@ extension ResponseSink {
     var finalizes: Bool { false }
 
     func finalize(_ outcome: RequestOutcome, of request: BaseRequest) async -> RequestOutcome { outcome }
+
+    func settleUnstarted(
+        _ outcome: RequestOutcome,
+        producingResumeData: Bool
+    ) -> (outcome: RequestOutcome, discard: URL?) { (outcome, nil) }
 }
 
 /// The body collected in memory, within the request's response size limit (data and upload requests).

@@ -76,7 +76,10 @@ extension Session {
     /// - 200 (the file changed, so `If-Range` failed, or the server ignores ranges): the download
     ///   restarts cleanly from byte 0;
     /// - 416, a 206 for another range, or a 206 with a different `ETag`: `resumeFailed`, and the
-    ///   partial file is removed.
+    ///   partial file is removed;
+    /// - no answer (the connection failed, or the request was cancelled with resume data, before the
+    ///   response head): the partial file is kept and the response carries the same resume data again;
+    ///   a plain `cancel()` removes it.
     /// If the partial file is gone or has another size, the download restarts from byte 0.
     /// Credentials are not stored in resume data: the session or a request modifier supplies them.
     ///

@@ -218,6 +218,70 @@ import Testing
         #expect(try Data(contentsOf: kept) == Data("keep".utf8))
     }
 
+    /// How a resumed download ends before its response head arrives.
+    enum EarlyEnding: String, CaseIterable, CustomTestStringConvertible {
+        case connectionRefused, cancelledBeforeStartForResumeData, cancelledWhileRunningForResumeData
+        case cancelledBeforeStart, cancelledWhileRunning
+
+        var testDescription: String { self.rawValue }
+        var keepsTheFile: Bool { self != .cancelledBeforeStart && self != .cancelledWhileRunning }
+    }
+
+    /// A resumed download that ends before its head has not touched its partial file: it keeps the file and
+    /// gives its token back unchanged, and that token still resumes; a plain cancel discards the file, as after
+    /// the head. (Before, the file was kept with no token, so nothing could resume or remove it.)
+    @Test(arguments: EarlyEnding.allCases)
+    func aResumeEndedBeforeItsHeadKeepsItsFileAndToken(ending: EarlyEnding) async throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let partial = folder.appendingPathComponent("\(UUID().uuidString).partial")
+        try Self.rangeBody(1000).write(to: partial)
+        let url =
+            ending == .connectionRefused
+            ? "http://127.0.0.1:\(try Sockets.refusingPort())/range/5000"
+            : try await Backend.inProcess.url("/range/5000")
+        let token = Data(
+            #"{"bytes":1000,"entityTag":"range5000","headers":[],"partialFilePath":"\#(partial.path)","url":"\#(url)","version":1}"#
+                .utf8
+        )
+        let held = NIOLockedValueBox<DownloadRequest?>(nil)
+        let producing = ending.keepsTheFile
+        let cancelling = Adapter { request, _ in
+            held.withLockedValue { $0 }?.cancel(producingResumeData: producing)
+            return request
+        }
+        let running = ending == .cancelledWhileRunning || ending == .cancelledWhileRunningForResumeData
+        let request = Session.default.download(resumingWith: token, interceptor: running ? cancelling : nil)
+        held.withLockedValue { $0 = request }
+        if ending == .cancelledBeforeStart || ending == .cancelledBeforeStartForResumeData {
+            request.cancel(producingResumeData: producing)
+        }
+        let response = await request.serializingDownloadedFileURL().response
+        held.withLockedValue { $0 = nil }
+        #expect(response.error?.code == (ending == .connectionRefused ? .connectionFailed : .cancelled))
+        #expect(response.fileURL == nil)
+        guard ending.keepsTheFile else {
+            #expect(response.resumeData == nil)
+            #expect(!FileManager.default.fileExists(atPath: partial.path), "a plain cancel discards the file")
+            return
+        }
+        #expect(try Data(contentsOf: partial) == Self.rangeBody(1000), "the partial file is untouched")
+        let returned = try #require(response.resumeData)
+        let decoded = try ResumeData.decode(returned)
+        #expect(decoded.bytes == 1000)
+        #expect(decoded.partialFileURL == partial)
+        #expect(decoded.url == url)
+        guard ending != .connectionRefused else { return }
+        let target = folder.appendingPathComponent("resumed.bin")
+        let resumed = await Session.default.download(resumingWith: returned, to: Self.destination(target))
+            .validate()
+            .serializingDownloadedFileURL()
+            .response
+        #expect(resumed.error == nil, "\(String(describing: resumed.error))")
+        #expect(resumed.response?.status.code == 206)
+        #expect(try Data(contentsOf: target) == Self.rangeBody(5000))
+    }
+
     @Test func aPlainCancelKeepsNothing() async throws {
         let url = try await Backend.inProcess.url("/range/262144?duration=2")
         let request = Session.default.download(url)

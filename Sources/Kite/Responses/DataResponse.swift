@@ -83,12 +83,7 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     public func tryMap<NewSuccess: Sendable>(
         _ transform: (Success) throws -> NewSuccess
     ) -> DataResponse<NewSuccess, any Error> {
-        let result: Result<NewSuccess, any Error> =
-            switch self.result {
-            case .success(let value): Result { try transform(value) }
-            case .failure(let error): .failure(error)
-            }
-        return self.replacingResult(result)
+        self.replacingResult(self.result.tryMapping(transform))
     }
 
     /// The response with its value turned into another result.
@@ -118,18 +113,7 @@ public struct DataResponse<Success: Sendable, Failure: Error>: Sendable {
     public func tryMapError<NewFailure: Error>(
         _ transform: (Failure) throws -> NewFailure
     ) -> DataResponse<Success, any Error> {
-        let result: Result<Success, any Error>
-        switch self.result {
-        case .success(let value):
-            result = .success(value)
-        case .failure(let error):
-            do {
-                result = .failure(try transform(error))
-            } catch {
-                result = .failure(error)
-            }
-        }
-        return self.replacingResult(result)
+        self.replacingResult(self.result.tryMappingError(transform))
     }
 
     private func replacingResult<S: Sendable, F: Error>(_ result: Result<S, F>) -> DataResponse<S, F> {
@@ -166,5 +150,31 @@ extension DataResponse: CustomStringConvertible, CustomDebugStringConvertible {
             [Metrics]: \(metrics)
             [Result]: \(self.description)
             """
+    }
+}
+
+extension Result {
+    /// The value transformed by a function that can fail; the thrown error becomes the failure
+    /// (``DataResponse/tryMap(_:)``, ``DownloadResponse/tryMap(_:)``).
+    func tryMapping<NewSuccess>(_ transform: (Success) throws -> NewSuccess) -> Result<NewSuccess, any Error> {
+        switch self {
+        case .success(let value): Result<NewSuccess, any Error> { try transform(value) }
+        case .failure(let error): .failure(error)
+        }
+    }
+
+    /// The error transformed by a function that can fail; a thrown error replaces it
+    /// (``DataResponse/tryMapError(_:)``, ``DownloadResponse/tryMapError(_:)``).
+    func tryMappingError<NewFailure: Error>(_ transform: (Failure) throws -> NewFailure) -> Result<Success, any Error> {
+        switch self {
+        case .success(let value):
+            return .success(value)
+        case .failure(let error):
+            do {
+                return .failure(try transform(error))
+            } catch {
+                return .failure(error)
+            }
+        }
     }
 }

@@ -75,6 +75,30 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
         self.replacingResult(self.result.map(transform))
     }
 
+    /// The response with its value transformed by a function that can fail.
+    ///
+    /// ```swift
+    /// let size = response.tryMap { url in try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int }
+    /// ```
+    ///
+    /// - Parameter transform: Turns the value into another, or throws.
+    /// - Returns: The response with the new value, or with the thrown error.
+    public func tryMap<NewSuccess: Sendable>(
+        _ transform: (Success) throws -> NewSuccess
+    ) -> DownloadResponse<NewSuccess, any Error> {
+        self.replacingResult(self.result.tryMapping(transform))
+    }
+
+    /// The response with its value turned into another result.
+    ///
+    /// - Parameter transform: Turns the value into a new result.
+    /// - Returns: The response with that result.
+    public func flatMap<NewSuccess: Sendable>(
+        _ transform: (Success) -> Result<NewSuccess, Failure>
+    ) -> DownloadResponse<NewSuccess, Failure> {
+        self.replacingResult(self.result.flatMap(transform))
+    }
+
     /// The response with its error transformed.
     ///
     /// - Parameter transform: Turns the error into another.
@@ -83,6 +107,16 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
         _ transform: (Failure) -> NewFailure
     ) -> DownloadResponse<Success, NewFailure> {
         self.replacingResult(self.result.mapError(transform))
+    }
+
+    /// The response with its error transformed by a function that can fail.
+    ///
+    /// - Parameter transform: Turns the error into another, or throws.
+    /// - Returns: The response with the new error, or with the thrown one.
+    public func tryMapError<NewFailure: Error>(
+        _ transform: (Failure) throws -> NewFailure
+    ) -> DownloadResponse<Success, any Error> {
+        self.replacingResult(self.result.tryMappingError(transform))
     }
 
     private func replacingResult<S: Sendable, F: Error>(_ result: Result<S, F>) -> DownloadResponse<S, F> {

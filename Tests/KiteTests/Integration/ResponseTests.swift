@@ -147,4 +147,43 @@ import Testing
         #expect(rethrown.error is Odd)
         #expect(failed.description == "FAILURE: Request failed: slow")
     }
+
+    @Test func downloadResponsesMapAndKeepTheirFileAndResumeData() throws {
+        let file = URL(fileURLWithPath: "/tmp/kite-map-test.bin")
+        let token = Data("token".utf8)
+        let base = DownloadResponse<URL, KiteError>(
+            request: nil,
+            response: HTTPResponse(status: .ok),
+            fileURL: file,
+            resumeData: token,
+            metrics: nil,
+            result: .success(file)
+        )
+        struct Missing: Error { let path: String }
+        let tried = base.tryMap { url -> Int in throw Missing(path: url.path) }
+        #expect((tried.error as? Missing)?.path == "/tmp/kite-map-test.bin")
+        #expect(tried.fileURL == file)
+        #expect(tried.resumeData == token)
+        #expect(base.tryMap { $0.lastPathComponent }.value == "kite-map-test.bin")
+        let flat: DownloadResponse<Int, KiteError> = base.flatMap { _ in
+            .failure(KiteError(code: .downloadFailed, message: "x"))
+        }
+        #expect(flat.error?.code == .downloadFailed)
+        #expect(flat.resumeData == token)
+
+        let failed = DownloadResponse<URL, KiteError>(
+            request: nil,
+            response: nil,
+            fileURL: nil,
+            resumeData: token,
+            metrics: nil,
+            result: .failure(KiteError(code: .connectionLost, message: "cut"))
+        )
+        struct Wrapped: Error { let code: String }
+        let mapped = failed.tryMapError { error -> Wrapped in Wrapped(code: "\(error.code)") }
+        #expect((mapped.error as? Wrapped)?.code == "connectionLost")
+        #expect(mapped.resumeData == token, "a mapped error keeps the resume data")
+        #expect(failed.tryMapError { _ -> Wrapped in throw Missing(path: "p") }.error is Missing)
+        #expect(base.tryMapError { _ -> Wrapped in throw Missing(path: "p") }.value == file, "values are kept")
+    }
 }

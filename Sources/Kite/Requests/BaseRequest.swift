@@ -259,3 +259,21 @@ public class BaseRequest: @unchecked Sendable {
         }
     }
 }
+
+extension BaseRequest: CustomStringConvertible {
+    /// The method and URL, credentials removed (the head as last sent, after adapters and redirects; the
+    /// draft's before it is sent), and the status code once a response arrived, as Alamofire's `Request`
+    /// prints itself:
+    ///
+    /// ```swift
+    /// print(request)  // GET http://127.0.0.1:8080/get (200)
+    /// ```
+    public var description: String {
+        let (sent, response) = self.machine.withLockedValue {
+            ($0.record.sentRequest, $0.outcome?.response ?? $0.record.lastResponse)
+        }
+        let summary = sent.map(RequestSummary.init) ?? self.summary
+        guard let response else { return "\(summary)" }
+        return "\(summary) (\(response.status.code))"
+    }
+}

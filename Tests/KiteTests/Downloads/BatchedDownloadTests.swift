@@ -91,6 +91,7 @@ import Testing
             #expect(file.count > 0 && file.count <= 6_000_000)
             #expect(file == FaultInjectionTests.deterministicBody(file.count), "the bytes on disk are the body's start")
             #expect(response.resumeData != nil)
+            DownloadFiles.remove(partialURL)
         }
     }
 

@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import Kite
+import Testing
+
+/// Alamofire's names that port unchanged: `HTTPHeader` helpers on `HTTPField`, `HTTPHeaders.add(name:value:)`,
+/// a request that prints itself.
+@Suite struct AlamofireNamesTests {
+    @Test func theFieldHelpersMakeAlamofiresExactFields() {
+        let expected: [(HTTPField, String, String)] = [
+            (.accept("application/json"), "Accept", "application/json"),
+            (.acceptCharset("utf-8"), "Accept-Charset", "utf-8"),
+            (.acceptLanguage("fr-CH, fr;q=0.9"), "Accept-Language", "fr-CH, fr;q=0.9"),
+            (.acceptEncoding("gzip"), "Accept-Encoding", "gzip"),
+            (.authorization(username: "user", password: "pass"), "Authorization", "Basic dXNlcjpwYXNz"),
+            (.authorization(username: "zoë", password: "p:w"), "Authorization", "Basic em/DqzpwOnc="),
+            (.authorization(bearerToken: "t0k3n"), "Authorization", "Bearer t0k3n"),
+            (.authorization("Token abc"), "Authorization", "Token abc"),
+            (.contentDisposition("attachment"), "Content-Disposition", "attachment"),
+            (.contentEncoding("gzip"), "Content-Encoding", "gzip"),
+            (.contentType("text/plain"), "Content-Type", "text/plain"),
+            (.userAgent("app/1.0"), "User-Agent", "app/1.0"),
+            (.websocketProtocol("chat"), "Sec-WebSocket-Protocol", "chat"),
+            (.defaultAcceptEncoding, "Accept-Encoding", "gzip;q=1.0, deflate;q=0.9"),
+        ]
+        for (field, name, value) in expected {
+            #expect(field.name.rawName == name)
+            #expect(field.value == value, "\(name)")
+        }
+        #expect(HTTPField.accept("a\r\nX-Injected: 1").value == "a  X-Injected: 1", "a CR LF cannot add a field")
+    }
+
+    @Test func theDefaultsAreWhatASessionSends() {
+        #expect(HTTPField.defaultUserAgent.value == HTTPFields.kiteDefaults[.userAgent])
+        #expect(HTTPField.defaultUserAgent.value.hasSuffix(" Kite/\(kiteVersion)"))
+        let languages = HTTPFields.kiteDefaults[.acceptLanguage] ?? "*"
+        #expect(HTTPField.defaultAcceptLanguage.value == languages)
+        #expect(
+            HTTPFields.default.map(\.name.rawName) == ["Accept-Encoding", "Accept-Language", "User-Agent"]
+        )
+    }
+
+    @Test(arguments: Backend.available)
+    func helperFieldsReachTheServer(backend: Backend) async throws {
+        let basic = await Session.default.request(
+            try await backend.url("/basic-auth/kite/s3cret"),
+            headers: HTTPFields([.authorization(username: "kite", password: "s3cret"), .accept("application/json")])
+        )
+        .validate()
+        .serializingData()
+        .response
+        #expect(basic.response?.status.code == 200, "\(basic)")
+        var headers = HTTPFields([.authorization(bearerToken: "t0k3n")])
+        try headers.add(name: "X-Client-Trace", value: "42")  // not X-Request-ID: httpbin hides it
+        let echo = try await Session.default.request(try await backend.url("/headers"), headers: headers)
+            .serializingDecodable(HeadersEcho.self)
+            .value
+        let received = Dictionary(uniqueKeysWithValues: echo.headers.map { ($0.key.lowercased(), $0.value) })
+        #expect(received["authorization"] == "Bearer t0k3n")
+        #expect(received["x-client-trace"] == "42")
+    }
+
+    struct HeadersEcho: Decodable {
+        let headers: [String: String]
+    }
+
+    @Test func addKeepsEarlierFieldsAndUpdateReplacesThem() throws {
+        var headers = HTTPFields()
+        try headers.add(name: "X-Trace", value: "a")
+        try headers.add(name: "x-trace", value: "b")
+        #expect(headers[values: HTTPField.Name("X-Trace")!] == ["a", "b"])
+        try headers.update(name: "X-Trace", value: "c")
+        #expect(headers[values: HTTPField.Name("X-Trace")!] == ["c"])
+        #expect(headers.count == 1)
+    }
+
+    @Test(arguments: [
+        ("X Trace", "v", #""X Trace" is not a valid header field name"#),
+        ("", "v", #""" is not a valid header field name"#),
+        ("X-Trace", "a\r\nb", #"the value of header "X-Trace" contains CR, LF or NUL: "a\r\nb""#),
+    ])
+    func aBadNameOrValueIsAnErrorAndChangesNothing(name: String, value: String, message: String) {
+        var headers = HTTPFields([.accept("*/*")])
+        #expect {
+            try headers.add(name: name, value: value)
+        } throws: { error in
+            (error as? KiteError)?.code == .invalidHeader && (error as? KiteError)?.message == message
+        }
+        #expect {
+            try headers.update(name: name, value: value)
+        } throws: { error in
+            (error as? KiteError)?.code == .invalidHeader
+        }
+        #expect(headers == HTTPFields([.accept("*/*")]))
+    }
+
+    @Test func aRequestPrintsItsMethodURLAndStatus() async throws {
+        let base = try await Backend.inProcess.url("/status/418")
+        let authority = try #require(URL(string: base)?.port).description
+        let request = Session.default.request("http://user:secret@127.0.0.1:\(authority)/status/418")
+        #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418", "credentials are not printed")
+        _ = await request.serializingData().response
+        #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418 (418)")
+        let failed = Session.default.request("http://127.0.0.1:1/x", method: .post)
+        _ = await failed.serializingData().response
+        #expect("\(failed)" == "POST http://127.0.0.1:1/x")
+    }
+}

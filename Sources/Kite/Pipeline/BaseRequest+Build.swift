@@ -24,6 +24,7 @@ extension BaseRequest {
             redirectHandler: redirectHandler ?? self.context.redirectHandler,
             credential: credential
         )
+        self.payIntoRetryBudgets(requestInterceptor: interceptor)
         if let total = draft.timeout ?? self.context.totalTimeout {
             run.deadline = run.start + TimeAmount(total)
             run.total = total
@@ -31,6 +32,18 @@ extension BaseRequest {
             if self.machine.withLockedValue({ $0.totalTimerStarted(timer) }) { timer.cancel() }
         }
         return head
+    }
+
+    /// A request that starts pays into the budget of every retry policy that may retry it but is never asked to
+    /// adapt it (``RetryPolicy/retryingOnly(in:)``); the others pay in from ``RetryPolicy/adapt(_:using:)``.
+    private func payIntoRetryBudgets(requestInterceptor: (any RequestInterceptor)?) {
+        let policies =
+            requestInterceptor == nil
+            ? self.context.retryingOnlyPolicies
+            : RetryPolicy.retryingOnly(in: self.context.interceptor, requestInterceptor)
+        for policy in policies {
+            policy.retryBudget?.deposit()
+        }
     }
 
     /// The error of an expired total timeout; the engine's deadline and Kite's timer race, and both

@@ -12,6 +12,9 @@ final class PipelineContext: Sendable {
     let transport: any Transport
     /// Adapts and retries every request, before a request's own interceptor.
     let interceptor: (any RequestInterceptor)?
+    /// The retry policies ``interceptor`` retries with but never adapts with, whose budgets the pipeline pays
+    /// into (``RetryPolicy/retryingOnly(in:)``).
+    let retryingOnlyPolicies: [RetryPolicy]
     /// Decides about redirects for requests without their own handler.
     let redirectHandler: (any RedirectHandler)?
     /// The session's event monitors as one, or `nil` when it has none (then no event is made).
@@ -56,6 +59,7 @@ final class PipelineContext: Sendable {
     ) {
         self.transport = transport
         self.interceptor = interceptor
+        self.retryingOnlyPolicies = RetryPolicy.retryingOnly(in: interceptor)
         self.redirectHandler = redirectHandler
         self.eventMonitor = eventMonitor
         self.telemetry = telemetry

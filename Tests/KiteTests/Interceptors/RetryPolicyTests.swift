@@ -414,3 +414,56 @@ private final class ManualClock: Sendable {
         #expect(accept(.connectionLostRetryPolicy) is ConnectionLostRetryPolicy)
     }
 }
+
+/// Every request a ``RetryPolicy`` may retry pays into its budget once, whatever role the policy has.
+@Suite struct RetryBudgetRoleTests {
+    /// A policy that retries a 503 once at once, with a budget that only deposits pay for.
+    private static func policy() -> RetryPolicy {
+        RetryPolicy(
+            retryLimit: 1,
+            exponentialBackoffScale: 0,
+            jitter: .none,
+            retryBudget: RetryBudget(ratio: 1, minimumRetriesPerSecond: 0)
+        )
+    }
+
+    enum Role: String, CaseIterable, CustomTestStringConvertible {
+        case sessionInterceptor, retrierBesideAnAdapter, nestedRetrier, bothRoles, requestRetrier
+        var testDescription: String { self.rawValue }
+    }
+
+    @Test(arguments: Role.allCases)
+    func eachRequestPaysOnceAndPaysForRetries(role: Role) async throws {
+        let policy = Self.policy()
+        let budget = try #require(policy.retryBudget)
+        let tokenAdapter = Adapter { request, _ in
+            var request = request
+            request.headerFields[.authorization] = "Bearer t"
+            return request
+        }
+        let sessionInterceptor: (any RequestInterceptor)? =
+            switch role {
+            case .sessionInterceptor: policy
+            case .retrierBesideAnAdapter: Interceptor(adapter: tokenAdapter, retrier: policy)
+            case .nestedRetrier: Interceptor(retriers: [Interceptor(adapters: [tokenAdapter], retriers: [policy])])
+            case .bothRoles: Interceptor(adapters: [tokenAdapter], interceptors: [policy])
+            case .requestRetrier: nil
+            }
+        let requestInterceptor: (any RequestInterceptor)? =
+            role == .requestRetrier ? Interceptor(adapter: tokenAdapter, retrier: policy) : nil
+        let session = Session(configuration: .default, interceptor: sessionInterceptor)
+        for _ in 0..<3 {
+            _ = try await session.request(try await Backend.inProcess.url("/get"), interceptor: requestInterceptor)
+                .validate()
+                .serializingData()
+                .value
+        }
+        #expect(budget.tokens.balance == 3, "three requests paid in once each")
+        let failing = session.request(try await Backend.inProcess.url("/status/503"), interceptor: requestInterceptor)
+        let response = await failing.validate().serializingData().response
+        #expect(response.response?.status.code == 503)
+        #expect(failing.retryCount == 1, "the budget paid for the retry")
+        #expect(budget.tokens.balance == 3, "the failing request paid in one and its retry took one")
+        try await session.shutdown()
+    }
+}

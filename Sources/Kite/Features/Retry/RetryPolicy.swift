@@ -29,9 +29,9 @@ import HTTPTypes
 ///     .value
 /// ```
 ///
-/// The budget is paid into when the policy adapts a request's first attempt, so use the policy as an
-/// interceptor (as above) rather than as a retrier alone, or retries are limited to the budget's
-/// ``RetryBudget/minimumRetriesPerSecond``.
+/// Every request the policy may retry pays into its budget once, when it starts: from
+/// ``adapt(_:using:)`` when the policy is an interceptor (as above), and from the pipeline when it is only a
+/// retrier (`Interceptor(adapter: tokens, retrier: RetryPolicy())`), so the budget does not depend on the role.
 ///
 /// The class is `open`, as Alamofire's is, so that an app can subclass it and override
 /// ``shouldRetry(request:dueTo:)`` or ``retry(_:for:dueTo:)``. Swift checks `Sendable` only for final
@@ -164,7 +164,7 @@ open class RetryPolicy: RequestInterceptor, @unchecked Sendable {
 
     /// Pays into the ``retryBudget`` on a request's first attempt, then calls ``adapt(_:for:)``.
     ///
-    /// A subclass that overrides this calls `super`, or its requests pay nothing into the budget.
+    /// A subclass that overrides this calls `super`, or the requests it adapts pay nothing into the budget.
     ///
     /// - Parameters:
     ///   - request: The head to send.

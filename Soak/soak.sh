@@ -204,7 +204,10 @@ SOAK_BLOB_SHA256=$(sha256sum "$tmp/nginx/www/blob.bin" | cut -d' ' -f1)
 export SOAK_BLOB_SHA256
 export SOAK_WORK_DIRECTORY="$tmp/work"
 export SOAK_KITE_REVISION="$revision"
-command=("$soak" --minutes "$minutes" --warmup "$warmup" --csv "$results/$name.csv" \
+# SOAK_WRAPPER runs the harness under a tool, for example SOAK_WRAPPER="heaptrack -o /tmp/soak" (word-split).
+# shellcheck disable=SC2206
+wrapper=(${SOAK_WRAPPER:-})
+command=("${wrapper[@]}" "$soak" --minutes "$minutes" --warmup "$warmup" --csv "$results/$name.csv" \
     --outcomes "$results/outcomes-${minutes}min.csv" "$@")
 log "running: ${command[*]}"
 set +e

@@ -123,6 +123,21 @@ struct ByteChunks: AsyncSequence, Sendable {
         self.init(chunks: slices)
     }
 
+    /// `data` in chunks of at most `size` bytes, each copied into a buffer of its own as it is pulled: a chunk
+    /// kept by the engine keeps only itself, never the whole body (async-http-client 1.37 can keep the last chunk
+    /// it was given forever: RELIABILITY.md).
+    init(copying data: Data, size: Int) {
+        self.makeNext = {
+            var offset = data.startIndex
+            return { () -> ByteBuffer? in
+                guard offset < data.endIndex else { return nil }
+                let end = data.index(offset, offsetBy: Swift.min(size, data.endIndex - offset))
+                defer { offset = end }
+                return ByteBuffer(bytes: data[offset..<end])
+            }
+        }
+    }
+
     /// `file`'s bytes in chunks of `chunkSize`, read on NIO's blocking-I/O thread pool as they are pulled,
     /// from the start again for each iteration; a failure is reported as `failure` makes it.
     static func reading(

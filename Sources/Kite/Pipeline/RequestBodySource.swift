@@ -29,11 +29,10 @@ enum RequestBodySource: Sendable {
         switch self {
         case .draft:
             guard let body = draft.body else { return nil }
-            let buffer = ByteBuffer(data: body)
-            guard buffer.readableBytes > chunkSize || sliced() else { return .bytes(buffer) }
-            return Self.slices(of: buffer)
+            guard body.count > chunkSize || sliced() else { return .bytes(ByteBuffer(data: body)) }
+            return Self.chunks(of: body)
         case .data(let data):
-            return Self.slices(of: ByteBuffer(data: data))
+            return Self.chunks(of: data)
         case .stream(let body):
             let summary = summary()
             return .stream(length: body.length, replayable: false) { body.makeChunks(summary: summary) }
@@ -51,17 +50,17 @@ enum RequestBodySource: Sendable {
         case .multipart(let form, let threshold):
             if let error = form.appendError { throw error }
             if form.isReplayable, form.contentLength <= threshold {
-                return Self.slices(of: ByteBuffer(data: try form.encode()))
+                return Self.chunks(of: try form.encode())
             }
             let chunks = try form.makeBodyChunks(chunkSize: chunkSize)
             return .stream(length: form.contentLength, replayable: form.isReplayable) { chunks }
         }
     }
 
-    /// `buffer` handed to the engine in slices of ``UploadRequest/chunkSize``.
-    private static func slices(of buffer: ByteBuffer) -> TransportRequestBody {
-        .stream(length: Int64(buffer.readableBytes)) {
-            ByteChunks(slicing: buffer, size: UploadRequest.chunkSize)
+    /// `data` handed to the engine in chunks of ``UploadRequest/chunkSize``, each copied as it is pulled.
+    private static func chunks(of data: Data) -> TransportRequestBody {
+        .stream(length: Int64(data.count)) {
+            ByteChunks(copying: data, size: UploadRequest.chunkSize)
         }
     }
 

@@ -27,6 +27,8 @@ struct RequestRecord {
     var lastResponse: HTTPResponse?
     /// Request body bytes handed to the engine in the latest attempt.
     var bytesSent: Int64 = 0
+    /// The current attempt's streamed upload body, which the engine holds only weakly.
+    var uploadFeed: UploadFeed?
     /// The state of the upload and download progress reporters.
     var progress = ProgressReporter.States()
     /// The request's span, when the session traces.

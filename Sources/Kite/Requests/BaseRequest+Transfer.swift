@@ -130,15 +130,23 @@ extension BaseRequest {
     /// are honoured per chunk, and upload progress is reported. A body that is one write in memory (at most
     /// one slice, no rate limit: ``RequestBodySource/makeBody(for:sliced:summary:)``) is returned as it is;
     /// its progress is reported as it is handed to the engine.
+    ///
+    /// What the engine is given holds the request and the body only weakly: the body's source and its
+    /// iterator live in an ``UploadFeed`` that the request owns. async-http-client 1.37 keeps the task that
+    /// streams a body forever when an answer of 300 or more ends the exchange before the body was sent
+    /// (RELIABILITY.md); that task then keeps one chunk, not the request, the body or an open file.
     func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
         guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
-        return .stream(length: length, replayable: replayable) { [self] in
-            let source = makeChunks()
+        let feed = UploadFeed(makeChunks)
+        self.machine.withLockedValue { $0.record.uploadFeed = feed }
+        return .stream(length: length, replayable: replayable) { [weak self, weak feed] in
+            guard let self, let feed else { return ByteChunks(chunks: []) }
             let limiters = self.uploadLimiters
-            return ByteChunks(makeNext: {
-                var iterator = source.makeAsyncIterator()
+            return ByteChunks(makeNext: { [weak self, weak feed] in
+                let iteration = feed?.start()
                 var sent: Int64 = 0
-                return { () async throws -> ByteBuffer? in
+                return { [weak self, weak feed] () async throws -> ByteBuffer? in
+                    guard let self, let feed, let iteration else { return nil }
                     switch await self.pass() {
                     case .proceed, .park: break
                     case .stop(let reason): throw reason
@@ -146,7 +154,7 @@ extension BaseRequest {
                     // answers before reading it all): the body ends here.
                     case .over: return nil
                     }
-                    guard let chunk = try await iterator.next() else { return nil }
+                    guard let chunk = try await feed.next(in: iteration) else { return nil }
                     if !limiters.isEmpty {
                         try await limiters.acquire(chunk.readableBytes)
                     }

@@ -167,6 +167,44 @@ import Testing
         }
     }
 
+    /// A server that answers 413 before reading an upload makes async-http-client 1.37 stop sending and keep its
+    /// body-streaming task waiting, forever, for a demand that never comes (RELIABILITY.md). That task must keep
+    /// neither the request, nor the body in memory, nor the file open: before, every such upload kept its request,
+    /// its whole body and its file's descriptor for the life of the process.
+    @Test(arguments: ["memory", "file"], ["close", "drain"])
+    func anUploadAnsweredEarlyWith413LetsGoOfItsRequestBodyAndFile(source: String, then: String) async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("upload.bin")
+        let size = 4 * 1024 * 1024
+        try Data(count: size).write(to: file)
+        let url = try await FaultServer.url("/early-status?status=413&then=\(then)")
+        weak var released: UploadRequest?
+        do {
+            let request =
+                source == "file"
+                ? Session.default.upload(file, to: url) : Session.default.upload(Data(count: size), to: url)
+            released = request
+            let response = await request.serializingString().response
+            #expect(response.response?.status.code == 413 || response.error?.code == .connectionLost, "\(response)")
+        }
+        // The pipeline lets go of the request once it has delivered; at most 5 s.
+        for _ in 0..<500 where released != nil || !Self.descriptors(opening: file).isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(released == nil, "the request outlived its exchange")
+        #expect(Self.descriptors(opening: file).isEmpty, "the file is still open")
+    }
+
+    /// This process's descriptors open on `file`.
+    static func descriptors(opening file: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        let path = file.resolvingSymlinksInPath().path
+        return names.filter { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) == path
+        }
+    }
+
     @Test func aFileUploadAnsweredEarlyCompletes() async throws {
         let folder = try DownloadTests.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

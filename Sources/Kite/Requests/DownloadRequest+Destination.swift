@@ -2,6 +2,9 @@ import Foundation
 import HTTPTypes
 
 extension DownloadRequest {
+    /// Keeps an existing file by default, as Alamofire does: the download then fails with `downloadFailed`
+    /// ("a file already exists"); pass `[.createIntermediateDirectories, .removePreviousFile]` to replace it.
+    ///
     /// A destination in `directory` named after the response: the `Content-Disposition` filename
     /// (`filename*` first, then `filename`), else the last path component of the URL that answered,
     /// sanitised by ``DownloadFilename/sanitized(_:)`` so it can never leave the directory.
@@ -17,11 +20,12 @@ extension DownloadRequest {
     ///
     /// - Parameters:
     ///   - directory: The folder to save in.
-    ///   - options: How to put the file there.
+    ///   - options: How to put the file there: `.createIntermediateDirectories` by default, which keeps an
+    ///     existing file.
     /// - Returns: The destination.
     public static func suggestedDownloadDestination(
         in directory: URL,
-        options: Options = [.createIntermediateDirectories, .removePreviousFile]
+        options: Options = [.createIntermediateDirectories]
     ) -> Destination {
         { _, response in
             let name = DownloadFilename.suggested(
@@ -32,6 +36,10 @@ extension DownloadRequest {
         }
     }
 
+    /// Keeps an existing file by default, as Alamofire does: the download then fails with `downloadFailed`
+    /// ("a file already exists"); pass `[.createIntermediateDirectories, .removePreviousFile]` to replace it.
+    /// Unlike Alamofire's, it creates the folder when missing: on Linux `~/Documents` often does not exist.
+    ///
     /// A destination in a standard folder (the documents folder by default), named as
     /// ``suggestedDownloadDestination(in:options:)`` names it.
     ///
@@ -42,12 +50,13 @@ extension DownloadRequest {
     /// - Parameters:
     ///   - directory: Which standard folder.
     ///   - domain: In which domain.
-    ///   - options: How to put the file there.
+    ///   - options: How to put the file there: `.createIntermediateDirectories` by default, which keeps an
+    ///     existing file.
     /// - Returns: The destination.
     public static func suggestedDownloadDestination(
         for directory: FileManager.SearchPathDirectory = .documentDirectory,
         in domain: FileManager.SearchPathDomainMask = .userDomainMask,
-        options: Options = [.createIntermediateDirectories, .removePreviousFile]
+        options: Options = [.createIntermediateDirectories]
     ) -> Destination {
         let folder =
             FileManager.default.urls(for: directory, in: domain).first

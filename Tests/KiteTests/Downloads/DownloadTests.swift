@@ -371,6 +371,34 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: fileURL.path))
     }
 
+    /// Alamofire's default: a file already there is kept, and the download says so; replacing it is asked for.
+    @Test func theSuggestedDestinationKeepsAnExistingFileByDefault() async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let existing = folder.appendingPathComponent("26")
+        try Data("mine".utf8).write(to: existing)
+        let url = try await Backend.inProcess.url("/range/26")
+        let kept = await Session.default.download(url, to: DownloadRequest.suggestedDownloadDestination(in: folder))
+            .serializingDownloadedFileURL()
+            .response
+        #expect(kept.error?.code == .downloadFailed)
+        #expect(
+            kept.error?.message == "a file already exists at \(existing.path) (pass .removePreviousFile to replace it)"
+        )
+        #expect(try Data(contentsOf: existing) == Data("mine".utf8))
+        let replaced = try await Session.default.download(
+            url,
+            to: DownloadRequest.suggestedDownloadDestination(
+                in: folder,
+                options: [.createIntermediateDirectories, .removePreviousFile]
+            )
+        )
+        .serializingDownloadedFileURL()
+        .value
+        #expect(replaced == existing)
+        #expect(try Data(contentsOf: existing) == DownloadTests.rangeBody(26))
+    }
+
     @Test func withoutContentDispositionTheURLNamesTheFile() async throws {
         let folder = try DownloadTests.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

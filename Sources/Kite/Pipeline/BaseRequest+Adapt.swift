@@ -30,6 +30,9 @@ extension BaseRequest {
                 underlyingError: error
             )
             self.context.eventMonitor?.request(self, didFailToAdaptRequest: head, withError: failure)
+            if let cURLHandler = self.machine.withLockedValue({ $0.record.cURLHandler.take() }) {
+                self.callCURLHandler(cURLHandler)
+            }
             throw failure
         }
         self.context.eventMonitor?.request(self, didAdaptInitialRequest: head, to: adapted)

@@ -146,10 +146,12 @@ extension BaseRequest {
     @inline(never)
     private func recordSent(_ adapted: HTTPRequest, into outcome: inout RequestOutcome) {
         outcome.request = adapted
-        self.machine.withLockedValue { machine in
+        let cURLHandler = self.machine.withLockedValue { machine in
             machine.record.sentRequest = adapted
             machine.enter(.send)
+            return machine.record.cURLHandler.take()
         }
+        if let cURLHandler { self.callCURLHandler(cURLHandler) }
     }
 
     /// Ends the run: the deliver stage begins (the total timeout no longer stops the request, its response

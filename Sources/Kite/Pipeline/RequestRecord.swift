@@ -29,6 +29,9 @@ struct RequestRecord {
     var bytesSent: Int64 = 0
     /// The current attempt's streamed upload body, which the engine holds only weakly.
     var uploadFeed: UploadFeed?
+    /// Called once with the `curl` command when the head is first sent or its adapter fails
+    /// (``BaseRequest/cURLDescription(on:calling:)``).
+    var cURLHandler: (queue: DispatchQueue, handler: @Sendable (String) -> Void)?
     /// The state of the upload and download progress reporters.
     var progress = ProgressReporter.States()
     /// The request's span, when the session traces.

@@ -48,6 +48,39 @@ extension BaseRequest {
     }
 }
 
+extension BaseRequest {
+    /// Calls `handler` once with ``cURLDescription(includingCredentials:)`` as the request is first sent (after
+    /// its adapters), or when an adapter fails; at once if that has happened already. Alamofire's
+    /// `cURLDescription(calling:)`; credentials are shown as `***`.
+    ///
+    /// ```swift
+    /// session.request("http://127.0.0.1:8080/get").cURLDescription { print($0) }.responseData { _ in }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where `handler` runs; the session's ``Session/callbackQueue`` by default.
+    ///   - handler: Receives the command.
+    /// - Returns: The request.
+    @discardableResult
+    public func cURLDescription(
+        on queue: DispatchQueue? = nil,
+        calling handler: @escaping @Sendable (String) -> Void
+    ) -> Self {
+        let registered = (queue: queue ?? self.context.callbackQueue, handler: handler)
+        let sent = self.machine.withLockedValue { machine -> Bool in
+            guard machine.record.sentRequest == nil else { return true }
+            machine.record.cURLHandler = registered
+            return false
+        }
+        if sent { self.callCURLHandler(registered) }
+        return self
+    }
+
+    func callCURLHandler(_ registered: (queue: DispatchQueue, handler: @Sendable (String) -> Void)) {
+        registered.queue.async { registered.handler(self.cURLDescription()) }
+    }
+}
+
 enum CURLCommand {
     static let credentialFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Kite
+import NIOConcurrencyHelpers
 import Testing
 
 /// Alamofire's names that port unchanged: `HTTPHeader` helpers on `HTTPField`, `HTTPHeaders.add(name:value:)`,
@@ -104,5 +105,39 @@ import Testing
         let failed = Session.default.request("http://127.0.0.1:1/x", method: .post)
         _ = await failed.serializingData().response
         #expect("\(failed)" == "POST http://127.0.0.1:1/x")
+    }
+
+    @Test func cURLDescriptionCallsOnceWhenSentAndAtOnceAfterwards() async throws {
+        let url = try await Backend.inProcess.url("/get?q=1")
+        let calls = NIOLockedValueBox<[String]>([])
+        let request = Session.default.request(url, headers: [.authorization: "Bearer secret"])
+        let first: String = await withCheckedContinuation { continuation in
+            request.cURLDescription { command in
+                calls.withLockedValue { $0.append(command) }
+                continuation.resume(returning: command)
+            }
+            request.responseData { _ in }
+        }
+        #expect(first.hasPrefix("$ curl"))
+        #expect(first.contains("'\(url)'"))
+        #expect(first.contains("Authorization: ***"), "credentials are hidden")
+        _ = await request.serializingData().response
+        let later: String = await withCheckedContinuation { continuation in
+            request.cURLDescription(on: DispatchQueue(label: "kite.test.curl")) { continuation.resume(returning: $0) }
+        }
+        #expect(later == first)
+        #expect(calls.withLockedValue { $0.count } == 1, "the first handler ran once")
+    }
+
+    @Test func cURLDescriptionIsCalledWhenTheAdapterFails() async throws {
+        struct Refused: Error {}
+        let url = try await Backend.inProcess.url("/get")
+        let request = Session.default.request(url, interceptor: Adapter { _, _ in throw Refused() })
+        let command: String = await withCheckedContinuation { continuation in
+            request.cURLDescription { continuation.resume(returning: $0) }
+            request.responseData { _ in }
+        }
+        #expect(command.contains("'\(url)'"))
+        #expect(await request.serializingData().response.error?.code == .requestAdaptationFailed)
     }
 }

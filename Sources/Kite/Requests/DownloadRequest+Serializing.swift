@@ -155,6 +155,30 @@ extension DownloadRequest {
         self.response(queue: queue, responseSerializer: DataResponseSerializer(), completionHandler: completionHandler)
     }
 
+    /// Calls `completionHandler` once with the downloaded file as text, on `queue`.
+    ///
+    /// ```swift
+    /// session.download("http://127.0.0.1:8080/html").responseString { response in print(response.value ?? "") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where the handler runs; the session's ``Session/callbackQueue`` by default.
+    ///   - encoding: The encoding; `nil` uses the `Content-Type` charset, else UTF-8 for JSON, else ISO-8859-1.
+    ///   - completionHandler: The handler.
+    /// - Returns: The request.
+    @discardableResult
+    public func responseString(
+        queue: DispatchQueue? = nil,
+        encoding: String.Encoding? = nil,
+        completionHandler: @escaping @Sendable (DownloadResponse<String, KiteError>) -> Void
+    ) -> Self {
+        self.response(
+            queue: queue,
+            responseSerializer: StringResponseSerializer(encoding: encoding),
+            completionHandler: completionHandler
+        )
+    }
+
     /// Calls `completionHandler` once with the downloaded file decoded as `type`, on `queue`.
     ///
     /// ```swift

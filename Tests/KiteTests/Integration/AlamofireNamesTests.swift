@@ -140,4 +140,20 @@ import Testing
         #expect(command.contains("'\(url)'"))
         #expect(await request.serializingData().response.error?.code == .requestAdaptationFailed)
     }
+
+    @Test(arguments: Backend.available)
+    func aDownloadReadsAsTextInAClosure(backend: Backend) async throws {
+        // "héllo" in UTF-8, which httpbin's /base64 answers as text/html; charset=utf-8.
+        let url = try await backend.url("/base64/aMOpbGxv")
+        let response = await withCheckedContinuation { continuation in
+            Session.default.download(url).responseString { continuation.resume(returning: $0) }
+        }
+        #expect(response.value == "héllo")
+        let latin1 = await withCheckedContinuation { continuation in
+            Session.default.download(url).responseString(encoding: .isoLatin1) { continuation.resume(returning: $0) }
+        }
+        #expect(latin1.value == "hÃ©llo", "the encoding given wins over the charset")
+        if let file = response.fileURL { try? FileManager.default.removeItem(at: file) }
+        if let file = latin1.fileURL { try? FileManager.default.removeItem(at: file) }
+    }
 }

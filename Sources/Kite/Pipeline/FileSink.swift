@@ -7,7 +7,7 @@ import NIOCore
 /// The file is staged beside the destination when there is one (the ``DownloadRequest/Destination`` closure
 /// is asked when the head arrives), else in a temporary folder; only a completed, validated download is moved
 /// into place, with one `rename`. A failed or invalid download leaves nothing at the destination; a
-/// cancelled (with resume data) or broken-off one keeps its bytes for ``Session/download(resumingWith:to:)``.
+/// cancelled (with resume data) or broken-off one keeps its bytes for ``Session/download(resumingWith:interceptor:requestModifier:to:)``.
 struct FileSink: ResponseSink {
     let destination: DownloadRequest.Destination?
     /// The download this one resumes, when made from resume data.

@@ -11,7 +11,7 @@ import NIOCore
 /// to its destination, with one `rename` (atomic, so an existing file there is never half-overwritten). A
 /// failed or invalid download leaves nothing at the destination and removes its partial file. A download
 /// cancelled with ``cancel(producingResumeData:)`` or failed after bytes arrived keeps its partial file and
-/// carries resume data for ``Session/download(resumingWith:to:)``, which continues the file where it is.
+/// carries resume data for ``Session/download(resumingWith:interceptor:requestModifier:to:)``, which continues the file where it is.
 ///
 /// ```swift
 /// let destination: DownloadRequest.Destination = { _, _ in

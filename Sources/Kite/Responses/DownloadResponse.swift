@@ -17,7 +17,7 @@ public struct DownloadResponse<Success: Sendable, Failure: Error>: Sendable {
     public let url: URL?
     /// The downloaded file at its destination (or temporary location); `nil` when the download failed.
     public let fileURL: URL?
-    /// The token for ``Session/download(resumingWith:to:)`` when the download was cancelled with
+    /// The token for ``Session/download(resumingWith:interceptor:requestModifier:to:)`` when the download was cancelled with
     /// resume data or broke off after bytes arrived.
     public let resumeData: Data?
     /// The timeline and byte counts, including serialization.

@@ -6,7 +6,7 @@ import Logging
 /// Creates and runs requests: the entry point of Kite.
 ///
 /// ``Session/default`` uses a shared engine that is never shut down; use it for most work.
-/// A session made with ``init(configuration:callbackQueue:logger:interceptor:redirectHandler:serverTrustManager:eventMonitors:)`` owns its connections and must
+/// A session made with ``init(configuration:callbackQueue:logger:interceptor:serverTrustManager:redirectHandler:eventMonitors:)`` owns its connections and must
 /// be shut down with ``shutdown()`` when no longer needed.
 ///
 /// ```swift
@@ -67,17 +67,21 @@ public final class Session: Sendable {
     ///     at `.debug` and the cURL command at `.trace`, sensitive values redacted; by default nothing is logged.
     ///   - interceptor: Adapts and retries every request (a ``RetryPolicy``, an ``AuthenticationInterceptor``,
     ///     an ``Interceptor`` of several); a request's own interceptor runs after it.
-    ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
     ///   - serverTrustManager: Chooses the evaluator that decides whether each HTTPS host is trusted
     ///     (pinning, private CAs); `nil` verifies every server against the trust roots.
+    ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
     ///   - eventMonitors: Observe every request's lifecycle (``EventMonitor``).
+    ///
+    /// The extensions come in Alamofire's order (`interceptor`, `serverTrustManager`, `redirectHandler`,
+    /// `eventMonitors`), so Alamofire's call compiles once its `URLSessionConfiguration` is a
+    /// ``Configuration-swift.struct``.
     public convenience init(
         configuration: Configuration = .default,
         callbackQueue: DispatchQueue? = nil,
         logger: Logger? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        redirectHandler: (any RedirectHandler)? = nil,
         serverTrustManager: ServerTrustManager? = nil,
+        redirectHandler: (any RedirectHandler)? = nil,
         eventMonitors: [any EventMonitor] = []
     ) {
         self.init(

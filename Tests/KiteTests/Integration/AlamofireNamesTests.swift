@@ -156,4 +156,18 @@ import Testing
         if let file = response.fileURL { try? FileManager.default.removeItem(at: file) }
         if let file = latin1.fileURL { try? FileManager.default.removeItem(at: file) }
     }
+
+    /// Alamofire's argument order compiles: interceptor, serverTrustManager, redirectHandler, eventMonitors.
+    @Test func theSessionTakesAlamofiresArgumentOrder() async throws {
+        let session = Session(
+            configuration: .default,
+            interceptor: RetryPolicy(),
+            serverTrustManager: ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [:]),
+            redirectHandler: Redirector.doNotFollow,
+            eventMonitors: []
+        )
+        let response = await session.request(try await Backend.inProcess.url("/redirect/1")).serializingData().response
+        #expect(response.response?.status.code == 302, "the redirect handler given is the one used")
+        try await session.shutdown()
+    }
 }

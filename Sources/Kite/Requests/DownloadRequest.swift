@@ -98,8 +98,12 @@ public final class DownloadRequest: BaseRequest, @unchecked Sendable {
     /// `Last-Modified`, the body was not content-encoded and ranges are not refused).
     ///
     /// ```swift
-    /// request.cancel(producingResumeData: true)
-    /// let resumeData = await request.serializingDownloadedFileURL().response.resumeData
+    /// let task = request.serializingDownloadedFileURL()  // started, so bytes can arrive
+    /// for await progress in request.downloadProgress() where progress.completedBytes > 0 {
+    ///     request.cancel(producingResumeData: true)
+    ///     break
+    /// }
+    /// let resumeData = await task.response.resumeData
     /// ```
     ///
     /// - Parameter producingResumeData: Whether to keep the partial file for resuming.

@@ -84,9 +84,13 @@ extension Session {
     /// Credentials are not stored in resume data: the session or a request modifier supplies them.
     ///
     /// ```swift
-    /// let request = session.download("http://127.0.0.1:8080/range/1048576")
-    /// request.cancel(producingResumeData: true)
-    /// if let resumeData = await request.serializingDownloadedFileURL().response.resumeData {
+    /// let request = session.download("http://127.0.0.1:8080/range/1048576?duration=2")
+    /// let task = request.serializingDownloadedFileURL()  // attaching a handler starts the download
+    /// for await progress in request.downloadProgress() where progress.completedBytes > 0 {
+    ///     request.cancel(producingResumeData: true)  // after the first bytes: there is something to resume
+    ///     break
+    /// }
+    /// if let resumeData = await task.response.resumeData {
     ///     let fileURL = try await session.download(resumingWith: resumeData).serializingDownloadedFileURL().value
     /// }
     /// ```

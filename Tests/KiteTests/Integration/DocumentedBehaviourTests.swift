@@ -61,6 +61,28 @@ import Testing
         }
     }
 
+    /// README's and the Downloads article's resume example, as written there (the server's address aside):
+    /// cancelled after its first bytes, it has resume data, and resuming it gives the whole file. (The example
+    /// once cancelled before anything started the download, so it never had anything to resume.)
+    @Test func theResumeExampleResumes() async throws {
+        let folder = try DownloadTests.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = Session.default
+        let download = session.download(
+            try await Backend.inProcess.url("/range/1048576?duration=2"),
+            to: DownloadRequest.suggestedDownloadDestination(in: folder)
+        )
+        let task = download.serializingDownloadedFileURL()  // attaching a handler starts the download
+        for await progress in download.downloadProgress() where progress.completedBytes > 0 {
+            download.cancel(producingResumeData: true)  // after the first bytes: there is something to resume
+            break
+        }
+        let resumeData = try #require(await task.response.resumeData)
+        let fileURL = try await session.download(resumingWith: resumeData).serializingDownloadedFileURL().value
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(1_048_576))
+    }
+
     @Test func cancelByProducingResumeDataHandsTheTokenToTheClosure() async throws {
         let folder = try DownloadTests.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -29,7 +29,7 @@ public struct RequestSummary: Sendable, Hashable, CustomStringConvertible {
     /// Creates a summary from a method name and a URL string, removing user and password from the URL.
     ///
     /// - Parameters:
-    ///   - method: The request method as text.
+    ///   - methodName: The request method as text.
     ///   - url: The URL as the caller gave it.
     public init(methodName: String, url: String) {
         self.method = methodName

@@ -105,7 +105,7 @@ extension MultipartFormData {
 
     /// Appends the file at `fileURL` as a part with exactly the given header fields.
     ///
-    /// The file is checked as in ``append(_:withName:fileName:mimeType:)`` (nothing is inferred, as the
+    /// The file is checked as by the file-URL `append(_:withName:fileName:mimeType:)` (nothing is inferred, as the
     /// headers are given) and read only when the form is encoded or sent.
     ///
     /// ```swift

@@ -49,7 +49,7 @@ public struct XMLParserSource: Sendable {
     /// print(parser.shouldResolveExternalEntities)  // false
     /// ```
     ///
-    /// The parser reads the body as ``parse(delegate:)`` does (see ``XMLSafety``): a body in an encoding Kite
+    /// The parser reads the body as ``parse(delegate:)`` does (Kite's checks of XML bodies): a body in an encoding Kite
     /// does not read gives a parser that fails at once; ``parse(delegate:)`` says why.
     ///
     /// - Returns: The parser, owned by the caller.

@@ -224,13 +224,13 @@ struct KiteSoak {
                 try? await Task.sleep(for: .milliseconds(50))
             }
             try? await Task.sleep(for: .seconds(settings.quietSeconds))
-            var quiet = ProcessSample.now()
+            var quiet = ProcessSample.trimmed()
             // A descriptor still open after the quiet time gets 10 s more to close before it counts (a leaked one
             // never does): the count is the lowest seen since the first sample, or what is left after that.
             let fewest = rows.dropFirst().map(\.quiet.fds).min() ?? quiet.fds
             for _ in 0..<10 where quiet.fds > fewest {
                 try? await Task.sleep(for: .seconds(1))
-                quiet = ProcessSample.now()
+                quiet = ProcessSample.trimmed()
             }
             lastDescriptors = ProcessSample.descriptorTargets()
             if minute == settings.warmup { warmDescriptors = lastDescriptors }

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the process holds at one moment, read from /proc.
 struct ProcessSample: Sendable {
     /// Resident memory (VmRSS), KiB.
@@ -10,6 +14,16 @@ struct ProcessSample: Sendable {
     var threads: Int
     /// CPU time used so far (user and system), seconds.
     var cpuSeconds: Double
+
+    /// A sample after the allocator gave back the free memory it can (`malloc_trim(0)`): resident memory then
+    /// counts what is live, not what glibc keeps for later. (One hour's run without it grew 232 → 381 MiB in nine
+    /// minutes, and a `malloc_trim(0)` at that point brought it to 248 MiB.)
+    static func trimmed() -> ProcessSample {
+        #if canImport(Glibc)
+        _ = malloc_trim(0)
+        #endif
+        return Self.now()
+    }
 
     static func now() -> ProcessSample {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""

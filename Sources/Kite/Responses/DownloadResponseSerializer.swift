@@ -60,7 +60,7 @@ extension ResponseSerializer {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: fileURL)
+            data = try DownloadFiles.contents(of: fileURL)
         } catch {
             throw KiteError(
                 code: .downloadFailed,

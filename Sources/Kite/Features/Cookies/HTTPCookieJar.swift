@@ -336,7 +336,7 @@ extension HTTPCookieJar {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         let data: Data
         do {
-            data = try Data(contentsOf: fileURL)
+            data = try DownloadFiles.contents(of: fileURL)
         } catch {
             throw KiteError(
                 code: Self.fileErrorCode,

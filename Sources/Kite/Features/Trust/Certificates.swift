@@ -23,7 +23,7 @@ public enum Certificates {
     private static func load(from file: URL, skippingKeys: Bool) throws(KiteError) -> [Certificate] {
         let data: Data
         do {
-            data = try Data(contentsOf: file)
+            data = try DownloadFiles.contents(of: file)
         } catch {
             throw KiteError(
                 code: .invalidRequest,

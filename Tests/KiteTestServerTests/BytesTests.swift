@@ -95,7 +95,8 @@ struct BytesTests {
             #expect(response.header("Content-Length") == "5")
             #expect(response.header("Content-Type") == "application/octet-stream")
             #expect(elapsed >= .milliseconds(1100))
-            #expect(elapsed < .seconds(5))
+            // Only that it ends: a CI run with every suite in parallel on 2 cores once took 5.6 s for this 1.2 s.
+            #expect(elapsed < .seconds(30))
         }
     }
 

@@ -126,6 +126,14 @@ import Testing
             .validate()
             .serializingDownloadedFileURL()
             .response
+        if try ResumeData.decode(resumeData).bytes == Int64(size) {
+            // The cancel landed after the last byte (a CI run with every suite in parallel on 2 cores once read the
+            // progress that late): the server has nothing left to send and says so, which Kite reports as a resume
+            // failure today (RELIABILITY.md, soak observations).
+            #expect(resumed.error?.code == .resumeFailed)
+            #expect(resumed.response?.status.code == 416)
+            return
+        }
         #expect(resumed.error == nil, "\(String(describing: resumed.error))")
         #expect(resumed.response?.status.code == 206)
         #expect(try Data(contentsOf: target) == Self.rangeBody(size))

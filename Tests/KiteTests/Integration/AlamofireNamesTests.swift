@@ -6,7 +6,9 @@ import Testing
 
 /// Alamofire's names that port unchanged: `HTTPHeader` helpers on `HTTPField`, `HTTPHeaders.add(name:value:)`,
 /// a request that prints itself.
-@Suite struct AlamofireNamesTests {
+/// One test at a time: with every suite in parallel, a CI run once saw this suite's first requests wait out the
+/// 10 s connect timeout while the in-process server was being started by all the suites at once.
+@Suite(.serialized) struct AlamofireNamesTests {
     @Test func theFieldHelpersMakeAlamofiresExactFields() {
         let expected: [(HTTPField, String, String)] = [
             (.accept("application/json"), "Accept", "application/json"),
@@ -100,8 +102,8 @@ import Testing
         let authority = try #require(URL(string: base)?.port).description
         let request = Session.default.request("http://user:secret@127.0.0.1:\(authority)/status/418")
         #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418", "credentials are not printed")
-        _ = await request.serializingData().response
-        #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418 (418)")
+        let response = await request.serializingData().response
+        #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418 (418)", "\(response)")
         let failed = Session.default.request("http://127.0.0.1:1/x", method: .post)
         _ = await failed.serializingData().response
         #expect("\(failed)" == "POST http://127.0.0.1:1/x")
@@ -148,7 +150,7 @@ import Testing
         let response = await withCheckedContinuation { continuation in
             Session.default.download(url).responseString { continuation.resume(returning: $0) }
         }
-        #expect(response.value == "héllo")
+        #expect(response.value == "héllo", "\(response)")
         let latin1 = await withCheckedContinuation { continuation in
             Session.default.download(url).responseString(encoding: .isoLatin1) { continuation.resume(returning: $0) }
         }

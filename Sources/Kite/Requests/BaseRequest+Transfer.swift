@@ -131,22 +131,21 @@ extension BaseRequest {
     /// one slice, no rate limit: ``RequestBodySource/makeBody(for:sliced:summary:)``) is returned as it is;
     /// its progress is reported as it is handed to the engine.
     ///
-    /// What the engine is given holds the request and the body only weakly: the body's source and its
-    /// iterator live in an ``UploadFeed`` that the request owns. async-http-client 1.37 keeps the task that
-    /// streams a body forever when an answer of 300 or more ends the exchange before the body was sent
-    /// (RELIABILITY.md); that task then keeps one chunk, not the request, the body or an open file.
+    /// What the engine is given holds the request only weakly, and the body's source and iterator live in the
+    /// request's ``UploadFeed``. async-http-client 1.37 keeps the task that streams a body forever when an answer
+    /// of 300 or more ends the exchange before the body was sent (RELIABILITY.md); that task then keeps one chunk,
+    /// not the request, the body or an open file.
     func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
         guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
-        let feed = UploadFeed(makeChunks)
-        self.machine.withLockedValue { $0.record.uploadFeed = feed }
-        return .stream(length: length, replayable: replayable) { [weak self, weak feed] in
-            guard let self, let feed else { return ByteChunks(chunks: []) }
+        self.machine.withLockedValue { $0.record.uploadFeed = UploadFeed(makeChunks: makeChunks) }
+        return .stream(length: length, replayable: replayable) { [weak self] in
+            guard let self else { return ByteChunks(chunks: []) }
             let limiters = self.uploadLimiters
-            return ByteChunks(makeNext: { [weak self, weak feed] in
-                let iteration = feed?.start()
+            return ByteChunks(makeNext: { [weak self] in
+                let iteration = self?.startUploadIteration()
                 var sent: Int64 = 0
-                return { [weak self, weak feed] () async throws -> ByteBuffer? in
-                    guard let self, let feed, let iteration else { return nil }
+                return { [weak self] () async throws -> ByteBuffer? in
+                    guard let self, let iteration else { return nil }
                     switch await self.pass() {
                     case .proceed, .park: break
                     case .stop(let reason): throw reason
@@ -154,24 +153,37 @@ extension BaseRequest {
                     // answers before reading it all): the body ends here.
                     case .over: return nil
                     }
-                    guard let chunk = try await feed.next(in: iteration) else { return nil }
+                    let taken = self.machine.withLockedValue { $0.record.uploadFeed?.take(iteration) }
+                    guard var iterator = taken, let chunk = try await iterator.next() else { return nil }
                     if !limiters.isEmpty {
                         try await limiters.acquire(chunk.readableBytes)
                     }
                     sent += Int64(chunk.readableBytes)
-                    self.countUpload(sent, total: length)
+                    self.countUpload(sent, total: length, puttingBack: (iterator, iteration))
                     return chunk
                 }
             })
         }
     }
 
+    /// Starts an iteration of the attempt's upload body from its beginning (``UploadFeed/start(_:)``).
+    private func startUploadIteration() -> Int? {
+        guard let makeChunks = self.machine.withLockedValue({ $0.record.uploadFeed?.makeChunks }) else { return nil }
+        let iterator = makeChunks().makeAsyncIterator()
+        return self.machine.withLockedValue { $0.record.uploadFeed?.start(iterator) }
+    }
+
     /// Records that `sent` body bytes of this attempt went to the engine.
     @inline(never)
-    func countUpload(_ sent: Int64, total: Int64?) {
-        // One lock round trip per chunk: the reporters' state lives in the same box.
+    func countUpload(
+        _ sent: Int64,
+        total: Int64?,
+        puttingBack feed: (iterator: ByteChunks.AsyncIterator, iteration: Int)? = nil
+    ) {
+        // One lock round trip per chunk: the reporters' state and the upload's iterator live in the same box.
         let observed = self.machine.withLockedValue { machine in
             machine.record.bytesSent = sent
+            if let feed { machine.record.uploadFeed?.putBack(feed.iterator, feed.iteration) }
             return machine.record.progress.upload.hasObservers
         }
         if let monitor = self.context.eventMonitor {

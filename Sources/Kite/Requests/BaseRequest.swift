@@ -269,11 +269,8 @@ extension BaseRequest: CustomStringConvertible {
     /// print(request)  // GET http://127.0.0.1:8080/get (200)
     /// ```
     public var description: String {
-        let (sent, response) = self.machine.withLockedValue {
-            ($0.record.sentRequest, $0.outcome?.response ?? $0.record.lastResponse)
-        }
-        let summary = sent.map(RequestSummary.init) ?? self.summary
-        guard let response else { return "\(summary)" }
+        let summary = self.request.map(RequestSummary.init) ?? self.summary
+        guard let response = self.response else { return "\(summary)" }
         return "\(summary) (\(response.status.code))"
     }
 }

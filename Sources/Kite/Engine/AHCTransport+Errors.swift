@@ -96,8 +96,20 @@ extension AHCTransport {
 
     private func kiteError(fromClientError error: HTTPClientError) -> KiteError {
         switch error {
-        case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+        case .connectTimeout, .tlsHandshakeTimeout:
             return self.timeout(.connect, configured: self.configuration.connectTimeout, underlying: error)
+        case .getConnectionFromPoolTimeout:
+            // async-http-client starts a request's connect deadline when the request is queued, so the connect
+            // timeout also bounds the wait for one of the host's connections to become free.
+            let busy = self.configuration.maximumConnectionsPerHost
+            let connections = busy == 1 ? "its 1 connection was" : "all \(busy) of its connections were"
+            return KiteError(
+                code: .timedOut,
+                message: "the connect timeout (\(self.configuration.connectTimeout.kiteDescription)) expired while "
+                    + "the request waited for a connection to the host: \(connections) busy",
+                timeout: .connect,
+                underlyingError: error
+            )
         case .readTimeout:
             return self.timeout(.idleRead, configured: self.configuration.idleReadTimeout, underlying: error)
         case .deadlineExceeded:

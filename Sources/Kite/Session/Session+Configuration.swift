@@ -51,7 +51,9 @@ extension Session {
         public var maximumDownloadRate: Int?
 
         /// How many HTTP/1.1 connections are kept per host, for every kind of request together (data, upload,
-        /// download and stream requests share one pool; through an HTTP proxy, per proxy).
+        /// download and stream requests share one pool; through an HTTP proxy, per proxy). A request that finds them
+        /// all busy waits for one, for at most the connect timeout (``Timeouts/connect``): async-http-client starts a
+        /// request's connect deadline when the request is queued.
         public var maximumConnectionsPerHost = 8
 
         /// How long an unused connection stays open for reuse.

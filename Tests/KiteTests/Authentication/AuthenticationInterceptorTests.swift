@@ -162,7 +162,7 @@ private final class TestClock: Sendable {
 
     /// A request that was sent (it is not: nothing is attached) with `token`.
     private func request(sentWith token: String?) -> DataRequest {
-        let request = Session.default.request("http://127.0.0.1:1/x")
+        let request = Session.suite.request("http://127.0.0.1:1/x")
         var sent = self.head
         if let token { sent.headerFields[.authorization] = "Bearer \(token)" }
         request.machine.withLockedValue { $0.record.sentRequest = sent }
@@ -380,7 +380,7 @@ private final class TestClock: Sendable {
             message: "failed",
             response: status.map { HTTPResponse(status: $0) }
         )
-        let request = Session.default.request("http://127.0.0.1:1/x")
+        let request = Session.suite.request("http://127.0.0.1:1/x")
         if let sentToken {
             var sent = self.head
             sent.headerFields[.authorization] = "Bearer \(sentToken)"

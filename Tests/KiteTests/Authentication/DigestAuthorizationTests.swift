@@ -260,7 +260,7 @@ import Testing
         password: String = "passwd"
     ) async throws -> (first: Int, second: Int?, challenge: DigestAuthorization) {
         let url = try await SharedTestServer.shared.baseURL() + path
-        let first = try #require(await Session.default.request(url).serializingData().response.response)
+        let first = try #require(await Session.suite.request(url).serializingData().response.response)
         let challenges = AuthenticationChallenge.parse(first.headerFields[values: .wwwAuthenticate])
         var digest = try #require(
             challenges.first { $0.scheme == "digest" }.flatMap(DigestAuthorization.init(challenge:))
@@ -272,7 +272,7 @@ import Testing
             uri: path,
             body: []
         )
-        let second = await Session.default.request(url, headers: [.authorization: authorization])
+        let second = await Session.suite.request(url, headers: [.authorization: authorization])
             .serializingData().response
         return (first.status.code, second.response?.status.code, digest)
     }
@@ -302,7 +302,7 @@ import Testing
         var stale: [Bool] = []
         for _ in 0..<3 {
             let head = try #require(
-                await Session.default.request(url, headers: headers).serializingData().response.response
+                await Session.suite.request(url, headers: headers).serializingData().response.response
             )
             statuses.append(head.status.code)
             let challenges = AuthenticationChallenge.parse(head.headerFields[values: .wwwAuthenticate])

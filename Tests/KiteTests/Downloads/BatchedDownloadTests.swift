@@ -13,7 +13,7 @@ import Testing
     func aDownloadCutMidBodyKeepsAPrefixAndResumesToTheWholeFile(mode: String) async throws {
         // 1.5 MB of 3 MB: more than one hand-over (512 KiB), less than the engine pauses at (2 MiB).
         let url = try await FaultServer.url("/close-after?bytes=1500000&length=3000000&mode=\(mode)")
-        let request = Session.default.download(url)
+        let request = Session.suite.download(url)
         let response = await request.serializingDownloadedFileURL().response
         #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
         let (partial, onDisk) = request.machine.withLockedValue {
@@ -27,7 +27,7 @@ import Testing
         #expect(file.count <= 1_500_000)
         #expect(file == FaultInjectionTests.deterministicBody(file.count), "the bytes on disk are the body's start")
         let resumeData = try #require(response.resumeData)
-        let resumed = await Session.default.download(resumingWith: resumeData).validate()
+        let resumed = await Session.suite.download(resumingWith: resumeData).validate()
             .serializingDownloadedFileURL().response
         let fileURL = try #require(resumed.value, "\(String(describing: resumed.error))")
         defer { try? FileManager.default.removeItem(at: fileURL) }
@@ -38,7 +38,7 @@ import Testing
         let key = UUID().uuidString
         let size = 64 << 20
         let url = try await FaultServer.url("/huge-body?size=\(size)&id=\(key)")
-        let (request, task) = await Self.suspendedAfterItsFirstBytes(Session.default.download(url))
+        let (request, task) = await Self.suspendedAfterItsFirstBytes(Session.suite.download(url))
         let sent = try await Self.sentOnceTheServerStops(key)
         // In flight at most: what the engine gathers before it pauses (2 MiB), the file writer's two batches
         // (1 MiB each) and the kernel's buffers at both ends of a loopback connection (a few MiB each).
@@ -107,7 +107,7 @@ import Testing
 
     @Test func cancellingWhileTheServerIsSilentEndsTheDownloadAtOnce() async throws {
         let url = try await FaultServer.url("/silence")
-        let request = Session.default.download(url)
+        let request = Session.suite.download(url)
         let task = request.serializingDownloadedFileURL()
         // Whenever the cancel lands (before the engine call or while it waits for the head), it ends the download.
         try await Task.sleep(for: .milliseconds(100))
@@ -123,7 +123,7 @@ import Testing
     func aRedirectedDownloadSavesTheFinalBody(backend: Backend) async throws {
         // Each hop is a separate exchange on the engine; the redirect's own body is dropped unread.
         let url = try await backend.url("/redirect-to?url=%2Frange%2F100000")
-        let response = await Session.default.download(url).validate().serializingDownloadedFileURL().response
+        let response = await Session.suite.download(url).validate().serializingDownloadedFileURL().response
         let fileURL = try #require(response.value, "\(String(describing: response.error))")
         defer { try? FileManager.default.removeItem(at: fileURL) }
         #expect(try Data(contentsOf: fileURL) == DownloadTests.rangeBody(100_000))
@@ -157,7 +157,7 @@ import Testing
     /// What the fault server's `/huge-body?id=key` has sent so far.
     private static func sent(_ key: String) async throws -> Int {
         let url = try await FaultServer.url("/sent?id=\(key)")
-        let answer = try await Session.default.request(url).validate().serializingDecodable([String: Int].self).value
+        let answer = try await Session.suite.request(url).validate().serializingDecodable([String: Int].self).value
         return try #require(answer["bytes"])
     }
 }
@@ -169,7 +169,7 @@ import Testing
         let url = try await FaultServer.url("/huge-body?size=\(size)")
         var largest = 0
         var total = 0
-        for try await chunk in Session.default.streamRequest(url).validate().streamingData() {
+        for try await chunk in Session.suite.streamRequest(url).validate().streamingData() {
             largest = max(largest, chunk.count)
             total += chunk.count
         }

@@ -66,7 +66,7 @@ struct DownloadStagingTests {
         let target = folder.appendingPathComponent("staged.bin")
         let size = 262_144
         let url = try await Backend.inProcess.url("/range/\(size)?duration=2&chunk_size=4096")
-        let request = Session.default.download(url, to: DownloadTests.destination(target))
+        let request = Session.suite.download(url, to: DownloadTests.destination(target))
         let task = await Self.suspendedAfterItsFirstBytes(request) { $0.validate().serializingDownloadedFileURL() }
 
         // While the download is under way: one hidden partial file in the destination's folder, on its file system.
@@ -94,7 +94,7 @@ struct DownloadStagingTests {
         let target = folder.appendingPathComponent("existing.bin")
         try Data("old".utf8).write(to: target)
         let url = try await Backend.inProcess.url("/drip?code=404&numbytes=2000&duration=2")
-        let request = Session.default.download(url, to: DownloadTests.destination(target, [.removePreviousFile]))
+        let request = Session.suite.download(url, to: DownloadTests.destination(target, [.removePreviousFile]))
         let task = await Self.suspendedAfterItsFirstBytes(request) { $0.validate().serializingDownloadedFileURL() }
 
         // The 404's body goes to the staging file beside the destination, not over the destination.
@@ -118,7 +118,7 @@ struct DownloadStagingTests {
         let target = folder.appendingPathComponent("resumed.bin")
         let size = 262_144
         let url = try await Backend.inProcess.url("/range/\(size)?duration=2&chunk_size=4096")
-        let request = Session.default.download(url, to: DownloadTests.destination(target))
+        let request = Session.suite.download(url, to: DownloadTests.destination(target))
         let progress = request.downloadProgress()
         let task = request.serializingDownloadedFileURL()
         for await value in progress where value.completedBytes > 10_000 {
@@ -137,7 +137,7 @@ struct DownloadStagingTests {
         #expect(token.bytes > 0)
         #expect(DownloadFiles.size(of: partial) == token.bytes)
 
-        let resumedRequest = Session.default.download(resumingWith: resumeData, to: DownloadTests.destination(target))
+        let resumedRequest = Session.suite.download(resumingWith: resumeData, to: DownloadTests.destination(target))
         let resumed = await resumedRequest.validate().serializingDownloadedFileURL().response
         #expect(resumed.error == nil, "\(String(describing: resumed.error))")
         #expect(resumed.response?.status.code == 206)

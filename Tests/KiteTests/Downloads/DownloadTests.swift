@@ -28,7 +28,7 @@ import Testing
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = folder.appendingPathComponent("nested/dir/range.bin")
-        let request = Session.default.download(
+        let request = Session.suite.download(
             try await backend.url("/range/100000"),
             to: Self.destination(target, [.createIntermediateDirectories])
         )
@@ -45,7 +45,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func withoutADestinationTheFileStaysAtATemporaryURL(backend: Backend) async throws {
-        let response = await Session.default.download(try await backend.url("/bytes/2048?seed=9"))
+        let response = await Session.suite.download(try await backend.url("/bytes/2048?seed=9"))
             .serializingData()
             .response
         let fileURL = try #require(response.fileURL)
@@ -53,7 +53,7 @@ import Testing
         #expect(fileURL.path.hasPrefix(DownloadFiles.directory.path))
         #expect(fileURL.pathExtension == "download")
         #expect(response.value == (try Data(contentsOf: fileURL)))
-        let direct = try await Session.default.request(try await backend.url("/bytes/2048?seed=9")).serializingData()
+        let direct = try await Session.suite.request(try await backend.url("/bytes/2048?seed=9")).serializingData()
             .value
         #expect(response.value == direct, "the same seeded bytes as a data request")
     }
@@ -63,7 +63,7 @@ import Testing
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = folder.appendingPathComponent("missing.bin")
-        let request = Session.default.download(try await backend.url("/status/404"), to: Self.destination(target))
+        let request = Session.suite.download(try await backend.url("/status/404"), to: Self.destination(target))
         let response = await request.validate().serializingDownloadedFileURL().response
         #expect(response.error?.code == .responseValidationFailed)
         #expect(response.fileURL == nil)
@@ -80,20 +80,20 @@ import Testing
         try Data("old".utf8).write(to: target)
         let url = try await Backend.inProcess.url("/range/26")
 
-        let refused = await Session.default.download(url, to: Self.destination(target)).serializingDownloadedFileURL()
+        let refused = await Session.suite.download(url, to: Self.destination(target)).serializingDownloadedFileURL()
             .response
         let error = try #require(refused.error)
         #expect(error.code == .downloadFailed)
         #expect(error.message == "a file already exists at \(target.path) (pass .removePreviousFile to replace it)")
         #expect(try Data(contentsOf: target) == Data("old".utf8))
 
-        let replaced = await Session.default.download(url, to: Self.destination(target, [.removePreviousFile]))
+        let replaced = await Session.suite.download(url, to: Self.destination(target, [.removePreviousFile]))
             .serializingDownloadedFileURL().response
         #expect(replaced.error == nil)
         #expect(try Data(contentsOf: target) == Self.rangeBody(26))
 
         let missingFolder = folder.appendingPathComponent("no/such/folder/file")
-        let noFolder = await Session.default.download(url, to: Self.destination(missingFolder))
+        let noFolder = await Session.suite.download(url, to: Self.destination(missingFolder))
             .serializingDownloadedFileURL().response
         #expect(
             noFolder.error?.message
@@ -110,7 +110,7 @@ import Testing
         // At least 2 s of body remain after the cancel point, so a busy CI machine still cancels mid-body.
         let duration = Int((2 / (1 - fraction)).rounded(.up))
         let url = try await backend.url("/range/\(size)?duration=\(duration)&chunk_size=4096")
-        let request = Session.default.download(url, to: Self.destination(target))
+        let request = Session.suite.download(url, to: Self.destination(target))
         let progress = request.downloadProgress()
         let task = request.serializingDownloadedFileURL()
         for await value in progress where value.completedBytes >= Int64(Double(size) * fraction) {
@@ -122,7 +122,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: target.path))
         let resumeData = try #require(cancelled.resumeData)
 
-        let resumed = await Session.default.download(resumingWith: resumeData, to: Self.destination(target))
+        let resumed = await Session.suite.download(resumingWith: resumeData, to: Self.destination(target))
             .validate()
             .serializingDownloadedFileURL()
             .response
@@ -153,7 +153,7 @@ import Testing
             "url":"\(url)","version":1}
             """
         let target = folder.appendingPathComponent("changed.bin")
-        let response = await Session.default.download(resumingWith: Data(token.utf8), to: Self.destination(target))
+        let response = await Session.suite.download(resumingWith: Data(token.utf8), to: Self.destination(target))
             .validate()
             .serializingDownloadedFileURL()
             .response
@@ -178,7 +178,7 @@ import Testing
         let token =
             #"{"bytes":600,"entityTag":"range500","headers":[],"partialFilePath":"\#(partial.path)","url":"\#(url)","version":1}"#
         let error = try #require(
-            await Session.default.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
+            await Session.suite.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
         )
         #expect(error.code == .resumeFailed)
         #expect(
@@ -197,7 +197,7 @@ import Testing
     ])
     func invalidResumeDataIsRejected(data: Data, message: String) async throws {
         let error = try #require(
-            await Session.default.download(resumingWith: data).serializingDownloadedFileURL().response.error
+            await Session.suite.download(resumingWith: data).serializingDownloadedFileURL().response.error
         )
         #expect(error.code == .resumeFailed)
         #expect(error.message == message)
@@ -219,7 +219,7 @@ import Testing
         let token =
             #"{"bytes":\#(bytes),"headers":[],"partialFilePath":"\#(named)","url":"http://127.0.0.1:1/x","version":1}"#
         let error = try #require(
-            await Session.default.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
+            await Session.suite.download(resumingWith: Data(token.utf8)).serializingDownloadedFileURL().response.error
         )
         #expect(error.code == .resumeFailed)
         #expect(error.message.hasSuffix(message), "\(error.message)")
@@ -259,7 +259,7 @@ import Testing
             return request
         }
         let running = ending == .cancelledWhileRunning || ending == .cancelledWhileRunningForResumeData
-        let request = Session.default.download(resumingWith: token, interceptor: running ? cancelling : nil)
+        let request = Session.suite.download(resumingWith: token, interceptor: running ? cancelling : nil)
         held.withLockedValue { $0 = request }
         if ending == .cancelledBeforeStart || ending == .cancelledBeforeStartForResumeData {
             request.cancel(producingResumeData: producing)
@@ -281,7 +281,7 @@ import Testing
         #expect(decoded.url == url)
         guard ending != .connectionRefused else { return }
         let target = folder.appendingPathComponent("resumed.bin")
-        let resumed = await Session.default.download(resumingWith: returned, to: Self.destination(target))
+        let resumed = await Session.suite.download(resumingWith: returned, to: Self.destination(target))
             .validate()
             .serializingDownloadedFileURL()
             .response
@@ -292,7 +292,7 @@ import Testing
 
     @Test func aPlainCancelKeepsNothing() async throws {
         let url = try await Backend.inProcess.url("/range/262144?duration=2")
-        let request = Session.default.download(url)
+        let request = Session.suite.download(url)
         let progress = request.downloadProgress()
         let task = request.serializingDownloadedFileURL()
         for await value in progress where value.completedBytes > 10_000 {
@@ -315,7 +315,7 @@ import Testing
         let target = folder.appendingPathComponent("cancelled.bin")
         let url = try await Backend.inProcess.url("/bytes/4096")
         let held = NIOLockedValueBox<DownloadRequest?>(nil)
-        let request = Session.default.download(url, to: Self.destination(target))
+        let request = Session.suite.download(url, to: Self.destination(target))
         held.withLockedValue { $0 = request }
         request.validate { _, _, _ in
             held.withLockedValue { $0 }?.cancel()
@@ -329,7 +329,7 @@ import Testing
 
     @Test func resumeDataIsPlainVersionedJSONWithoutCredentials() async throws {
         let url = try await Backend.inProcess.url("/range/262144?duration=2")
-        let request = Session.default.download(url, headers: [.authorization: "Bearer secret", .accept: "*/*"])
+        let request = Session.suite.download(url, headers: [.authorization: "Bearer secret", .accept: "*/*"])
         let progress = request.downloadProgress()
         let task = request.serializingDownloadedFileURL()
         for await value in progress where value.completedBytes > 10_000 {
@@ -367,7 +367,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let query = URLEncoding.queryString.escape(disposition)
         let url = try await backend.url("/response-headers?Content-Disposition=\(query)")
-        let fileURL = try await Session.default.download(
+        let fileURL = try await Session.suite.download(
             url,
             to: DownloadRequest.suggestedDownloadDestination(in: folder)
         )
@@ -386,7 +386,7 @@ import Testing
         let existing = folder.appendingPathComponent("26")
         try Data("mine".utf8).write(to: existing)
         let url = try await Backend.inProcess.url("/range/26")
-        let kept = await Session.default.download(url, to: DownloadRequest.suggestedDownloadDestination(in: folder))
+        let kept = await Session.suite.download(url, to: DownloadRequest.suggestedDownloadDestination(in: folder))
             .serializingDownloadedFileURL()
             .response
         #expect(kept.error?.code == .downloadFailed)
@@ -394,7 +394,7 @@ import Testing
             kept.error?.message == "a file already exists at \(existing.path) (pass .removePreviousFile to replace it)"
         )
         #expect(try Data(contentsOf: existing) == Data("mine".utf8))
-        let replaced = try await Session.default.download(
+        let replaced = try await Session.suite.download(
             url,
             to: DownloadRequest.suggestedDownloadDestination(
                 in: folder,
@@ -410,7 +410,7 @@ import Testing
     @Test func withoutContentDispositionTheURLNamesTheFile() async throws {
         let folder = try DownloadTests.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let fileURL = try await Session.default.download(
+        let fileURL = try await Session.suite.download(
             try await Backend.inProcess.url("/relative-redirect/1"),
             to: DownloadRequest.suggestedDownloadDestination(in: folder)
         ).serializingDownloadedFileURL().value
@@ -421,7 +421,7 @@ import Testing
 @Suite struct DownloadProgressTests {
     @Test(arguments: Backend.available)
     func dripProgressArrivesInSteps(backend: Backend) async throws {
-        let request = Session.default.download(try await backend.url("/drip?duration=1&numbytes=5&delay=0"))
+        let request = Session.suite.download(try await backend.url("/drip?duration=1&numbytes=5&delay=0"))
         let progress = request.downloadProgress()
         let task = request.serializingData()
         var values: [TransferProgress] = []
@@ -436,7 +436,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func chunkedBodiesWithoutATotalEndAtTheirSize(backend: Backend) async throws {
-        let request = Session.default.download(try await backend.url("/stream-bytes/30000?seed=2&chunk_size=1000"))
+        let request = Session.suite.download(try await backend.url("/stream-bytes/30000?seed=2&chunk_size=1000"))
         let progress = request.downloadProgress()
         let data = try await request.validate().serializingData().value
         var values: [TransferProgress] = []
@@ -448,14 +448,14 @@ import Testing
 
     @Test(arguments: Backend.available)
     func ndjsonDownloadsAreFilesOfLines(backend: Backend) async throws {
-        let text = try await Session.default.download(try await backend.url("/stream/3")).serializingString().value
+        let text = try await Session.suite.download(try await backend.url("/stream/3")).serializingString().value
         #expect(text.split(separator: "\n").count == 3)
     }
 
     @Test func downloadRateLimitSlowsTheBody() async throws {
         let url = try await Backend.inProcess.url("/bytes/262144")
         let started = ContinuousClock.now
-        let response = await Session.default.download(url).limitDownloadRate(to: 512 * 1024).serializingData().response
+        let response = await Session.suite.download(url).limitDownloadRate(to: 512 * 1024).serializingData().response
         let elapsed = started.duration(to: .now)
         #expect(response.value?.count == 262_144)
         // 256 KiB at 512 KiB/s, less the bucket's first 51 KiB: at least ~0.39 s.

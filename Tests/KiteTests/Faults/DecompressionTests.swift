@@ -13,7 +13,7 @@ import Testing
     @Test func aLargeRepetitiveJSONArrayDecodes() async throws {
         // ~594 kB of identical objects: about 390 times its gzip size, which a bare ratio limit rejected.
         let url = try await FaultServer.url("/gzip-json?count=11000")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         let array = try JSONSerialization.jsonObject(with: try #require(response.data)) as? [Any]
         #expect(array?.count == 11000)
@@ -21,14 +21,14 @@ import Testing
 
     @Test func aSmallHighlyCompressibleBodyDecodes() async throws {
         let url = try await FaultServer.url("/gzip-zeros?size=12000")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.data == Data(count: 12000))
     }
 
     @Test func multiMemberGzipDecodesAllItsMembers() async throws {
         let url = try await FaultServer.url("/gzip-multi?parts=3&size=70000")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.data == FaultInjectionTests.deterministicBody(210_000))
     }
@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: ["chunked", "length"])
     func aGzipBombStopsEarly(mode: String) async throws {
         let url = try await FaultServer.url("/gzip-bomb?size=1073741824&mode=\(mode)")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         let error = try #require(response.error)
         #expect(error.code == .decompressionFailed, "\(error)")
         #expect(error.message.contains("inflated more than 100 times"), "\(error.message)")
@@ -48,7 +48,7 @@ import Testing
 
     @Test func aGzipBombDownloadStopsEarlyToo() async throws {
         let url = try await FaultServer.url("/gzip-bomb?size=1073741824&mode=chunked")
-        let response = await Session.default.download(url).serializingDownloadedFileURL().response
+        let response = await Session.suite.download(url).serializingDownloadedFileURL().response
         #expect(response.error?.code == .decompressionFailed, "\(String(describing: response.error))")
         #expect(response.fileURL == nil)
     }

@@ -32,7 +32,7 @@ import Testing
     @Test(arguments: ["fin", "rst"])
     func aBodyCutByTheServerIsALostConnection(mode: String) async throws {
         let url = try await FaultServer.url("/close-after?bytes=10000&length=40000&mode=\(mode)")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         let error = try #require(response.error)
         #expect(error.code == .connectionLost, "\(error)")
         #expect(response.response?.status.code == 200)
@@ -40,7 +40,7 @@ import Testing
 
     @Test func aChunkedBodyCutByTheServerIsALostConnection() async throws {
         let url = try await FaultServer.url("/close-after?bytes=10000&length=40000&mode=fin&chunked=1")
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         #expect(error.code == .connectionLost, "\(error)")
     }
 
@@ -50,14 +50,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = folder.appendingPathComponent("cut.bin")
         let url = try await FaultServer.url("/close-after?bytes=30000&length=100000&mode=\(mode)")
-        let cut = await Session.default.download(url, to: DownloadTests.destination(target))
+        let cut = await Session.suite.download(url, to: DownloadTests.destination(target))
             .serializingDownloadedFileURL()
             .response
         #expect(cut.error?.code == .connectionLost, "\(String(describing: cut.error))")
         #expect(!FileManager.default.fileExists(atPath: target.path))
         let resumeData = try #require(cut.resumeData, "a lost connection with a strong ETag produces resume data")
 
-        let resumed = await Session.default.download(resumingWith: resumeData, to: DownloadTests.destination(target))
+        let resumed = await Session.suite.download(resumingWith: resumeData, to: DownloadTests.destination(target))
             .validate()
             .serializingDownloadedFileURL()
             .response
@@ -74,7 +74,7 @@ import Testing
 
     @Test func aCloseDelimitedHTTP10BodyIsComplete() async throws {
         let url = try await FaultServer.url("/http10?size=5000")
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.data == Self.deterministicBody(5000))
     }
@@ -84,7 +84,7 @@ import Testing
     @Test(arguments: ["/garbage-status", "/garbage-status?kind=notHTTP", "/bad-chunk", "/bad-chunk?kind=overflow"])
     func aMalformedResponseIsInvalid(path: String) async throws {
         let url = try await FaultServer.url(path)
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         #expect(error.code == .invalidResponse, "\(error)")
         #expect(error.message.hasSuffix("the server's response is not valid HTTP"), "\(error.message)")
     }
@@ -92,26 +92,26 @@ import Testing
     @Test func contentLengthWithTransferEncodingIsRejected() async throws {
         // RFC 9112 §6.1: such a message may be a request-smuggling attempt; the parser refuses it.
         let url = try await FaultServer.url("/cl-and-te")
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         #expect(error.code == .invalidResponse, "\(error)")
     }
 
     @Test func oversizedHeadersAreRejected() async throws {
         let url = try await FaultServer.url("/huge-headers?size=1048576")
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         #expect(error.code == .invalidResponse, "\(error)")
     }
 
     @Test func headersDribbledAByteAtATimeArrive() async throws {
         let url = try await FaultServer.url("/dribble-headers?delay_ms=2")
-        let response = await Session.default.request(url).serializingString().response
+        let response = await Session.suite.request(url).serializingString().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.value == "hello")
     }
 
     @Test func informationalResponsesBeforeTheFinalOneAreSkipped() async throws {
         let url = try await FaultServer.url("/informational?codes=100,103")
-        let response = await Session.default.request(url).serializingString().response
+        let response = await Session.suite.request(url).serializingString().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.response?.status.code == 200)
         #expect(response.value == "final")
@@ -147,7 +147,7 @@ import Testing
     func anUploadAnsweredBeforeItsBodyIsReadGetsTheAnswer(size: Int) async throws {
         // 401 then drain: the server reads the rest and keeps the connection.
         let url = try await FaultServer.url("/early-status?status=401&then=drain")
-        let response = await Session.default.upload(Data(count: size), to: url).serializingString().response
+        let response = await Session.suite.upload(Data(count: size), to: url).serializingString().response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.response?.status.code == 401)
         #expect(response.value == "unauthorized")
@@ -156,7 +156,7 @@ import Testing
     @Test(arguments: [256 * 1024, 64 * 1024 * 1024])
     func anUploadRefusedWith413AndACloseNeverCrashes(size: Int) async throws {
         let url = try await FaultServer.url("/early-status?status=413&then=close")
-        let response = await Session.default.upload(Data(count: size), to: url).serializingString().response
+        let response = await Session.suite.upload(Data(count: size), to: url).serializingString().response
         if let error = response.error {
             // The close can reach the client as a reset before the 413 is read (a server that closes
             // with unread upload bytes resets the connection): then the connection is reported lost.
@@ -183,7 +183,7 @@ import Testing
         do {
             let request =
                 source == "file"
-                ? Session.default.upload(file, to: url) : Session.default.upload(Data(count: size), to: url)
+                ? Session.suite.upload(file, to: url) : Session.suite.upload(Data(count: size), to: url)
             released = request
             let response = await request.serializingString().response
             #expect(response.response?.status.code == 413 || response.error?.code == .connectionLost, "\(response)")
@@ -212,7 +212,7 @@ import Testing
         try Self.deterministicBody(1000).write(to: file)
         for path in ["/upload-ack", "/upload-ack?early=1"] {
             let url = try await FaultServer.url(path)
-            let response = await Session.default.upload(file, to: url).serializingString().response
+            let response = await Session.suite.upload(file, to: url).serializingString().response
             #expect(response.error == nil, "\(String(describing: response.error))")
             #expect(response.value == #"{"received":1000}"# || path.hasSuffix("early=1"))
             #expect(response.response?.status.code == 200)
@@ -224,7 +224,7 @@ import Testing
     @Test(arguments: ["/redirect-loop?n=0", "/redirect-self"])
     func endlessRedirectsStop(path: String) async throws {
         let error = try #require(
-            await Session.default.request(try await FaultServer.url(path)).serializingData().response.error
+            await Session.suite.request(try await FaultServer.url(path)).serializingData().response.error
         )
         #expect(error.code == .tooManyRedirects, "\(error)")
     }
@@ -233,7 +233,7 @@ import Testing
     func aRedirectToAnotherSchemeIsNotFollowed(target: String) async throws {
         let encoded = try #require(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         let url = try await FaultServer.url("/redirect-scheme?to=\(encoded)")
-        let response = await Session.default.request(url).serializingData(emptyResponseCodes: [302]).response
+        let response = await Session.suite.request(url).serializingData(emptyResponseCodes: [302]).response
         #expect(response.error == nil, "\(String(describing: response.error))")
         #expect(response.response?.status.code == 302)
         #expect(response.response?.headerFields[.location] == target)
@@ -247,11 +247,11 @@ import Testing
         // the failure is reported, not hidden by a second try.
         let server = FaultServer()
         let base = try await server.baseURL()
-        let response = await Session.default.upload(Data("once".utf8), to: base + "/silence?max_s=0", method: method)
+        let response = await Session.suite.upload(Data("once".utf8), to: base + "/silence?max_s=0", method: method)
             .serializingData()
             .response
         #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
-        let stats = try await Session.default.request(base + "/stats").serializingString().value
+        let stats = try await Session.suite.request(base + "/stats").serializingString().value
         #expect(stats == #"{"connections": 2, "requests": 2}"#, "the closed request and this one")
         await server.stop()
     }

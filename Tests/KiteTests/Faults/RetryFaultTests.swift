@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: ["fin", "rst"])
     func aDataRequestCutMidBodyIsRetriedToItsLimit(mode: String) async throws {
         let url = try await FaultServer.url("/close-after?bytes=10000&length=40000&mode=\(mode)")
-        let request = Session.default.request(url, interceptor: self.lostConnectionPolicy())
+        let request = Session.suite.request(url, interceptor: self.lostConnectionPolicy())
         let response = await request.serializingData().response
         #expect(response.error?.code == .connectionLost, "\(String(describing: response.error))")
         #expect(request.retryCount == 2)
@@ -33,7 +33,7 @@ import Testing
             }
             return error.code == .connectionLost && request.retryCount < 2 ? .retry : .doNotRetry
         }
-        let request = Session.default.download(url, interceptor: recorder)
+        let request = Session.suite.download(url, interceptor: recorder)
         let response = await request.serializingDownloadedFileURL().response
         #expect(response.error?.code == .connectionLost)
         #expect(request.retryCount == 2)
@@ -44,7 +44,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: earlier.path), "an earlier attempt's file is removed")
         }
         let resumeData = try #require(response.resumeData, "the last attempt's bytes can still be resumed")
-        let resumed = await Session.default.download(resumingWith: resumeData).serializingData().response
+        let resumed = await Session.suite.download(resumingWith: resumeData).serializingData().response
         #expect(resumed.value == FaultInjectionTests.deterministicBody(100_000))
     }
 
@@ -52,7 +52,7 @@ import Testing
         let base = try await SharedTestServer.shared.baseURL()
         let key = UUID().uuidString
         let policy = RetryPolicy(exponentialBackoffScale: 0.01, jitter: .none, retryBudget: nil)
-        let request = Session.default.streamRequest(base + "/flaky/\(key)?failures=1", interceptor: policy).validate()
+        let request = Session.suite.streamRequest(base + "/flaky/\(key)?failures=1", interceptor: policy).validate()
         var received = Data()
         for try await chunk in request.streamingData() {
             received.append(chunk)

@@ -45,7 +45,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func helperFieldsReachTheServer(backend: Backend) async throws {
-        let basic = await Session.default.request(
+        let basic = await Session.suite.request(
             try await backend.url("/basic-auth/kite/s3cret"),
             headers: HTTPFields([.authorization(username: "kite", password: "s3cret"), .accept("application/json")])
         )
@@ -55,7 +55,7 @@ import Testing
         #expect(basic.response?.status.code == 200, "\(basic)")
         var headers = HTTPFields([.authorization(bearerToken: "t0k3n")])
         try headers.add(name: "X-Client-Trace", value: "42")  // not X-Request-ID: httpbin hides it
-        let echo = try await Session.default.request(try await backend.url("/headers"), headers: headers)
+        let echo = try await Session.suite.request(try await backend.url("/headers"), headers: headers)
             .serializingDecodable(HeadersEcho.self)
             .value
         let received = Dictionary(uniqueKeysWithValues: echo.headers.map { ($0.key.lowercased(), $0.value) })
@@ -100,11 +100,11 @@ import Testing
     @Test func aRequestPrintsItsMethodURLAndStatus() async throws {
         let base = try await Backend.inProcess.url("/status/418")
         let authority = try #require(URL(string: base)?.port).description
-        let request = Session.default.request("http://user:secret@127.0.0.1:\(authority)/status/418")
+        let request = Session.suite.request("http://user:secret@127.0.0.1:\(authority)/status/418")
         #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418", "credentials are not printed")
         let response = await request.serializingData().response
         #expect("\(request)" == "GET http://127.0.0.1:\(authority)/status/418 (418)", "\(response)")
-        let failed = Session.default.request("http://127.0.0.1:1/x", method: .post)
+        let failed = Session.suite.request("http://127.0.0.1:1/x", method: .post)
         _ = await failed.serializingData().response
         #expect("\(failed)" == "POST http://127.0.0.1:1/x")
     }
@@ -112,7 +112,7 @@ import Testing
     @Test func cURLDescriptionCallsOnceWhenSentAndAtOnceAfterwards() async throws {
         let url = try await Backend.inProcess.url("/get?q=1")
         let calls = NIOLockedValueBox<[String]>([])
-        let request = Session.default.request(url, headers: [.authorization: "Bearer secret"])
+        let request = Session.suite.request(url, headers: [.authorization: "Bearer secret"])
         let first: String = await withCheckedContinuation { continuation in
             request.cURLDescription { command in
                 calls.withLockedValue { $0.append(command) }
@@ -134,7 +134,7 @@ import Testing
     @Test func cURLDescriptionIsCalledWhenTheAdapterFails() async throws {
         struct Refused: Error {}
         let url = try await Backend.inProcess.url("/get")
-        let request = Session.default.request(url, interceptor: Adapter { _, _ in throw Refused() })
+        let request = Session.suite.request(url, interceptor: Adapter { _, _ in throw Refused() })
         let command: String = await withCheckedContinuation { continuation in
             request.cURLDescription { continuation.resume(returning: $0) }
             request.responseData { _ in }
@@ -148,11 +148,11 @@ import Testing
         // "héllo" in UTF-8, which httpbin's /base64 answers as text/html; charset=utf-8.
         let url = try await backend.url("/base64/aMOpbGxv")
         let response = await withCheckedContinuation { continuation in
-            Session.default.download(url).responseString { continuation.resume(returning: $0) }
+            Session.suite.download(url).responseString { continuation.resume(returning: $0) }
         }
         #expect(response.value == "héllo", "\(response)")
         let latin1 = await withCheckedContinuation { continuation in
-            Session.default.download(url).responseString(encoding: .isoLatin1) { continuation.resume(returning: $0) }
+            Session.suite.download(url).responseString(encoding: .isoLatin1) { continuation.resume(returning: $0) }
         }
         #expect(latin1.value == "hÃ©llo", "the encoding given wins over the charset")
         if let file = response.fileURL { try? FileManager.default.removeItem(at: file) }

@@ -12,12 +12,12 @@ import Testing
         var headers = HTTPFields()
         headers[.cookie] = "mine=yes; also=this"
         headers.append(HTTPField(name: .cookie, value: "third=3"))
-        let seen = try await Session.default.request(try await backend.url("/cookies"), headers: headers)
+        let seen = try await Session.suite.request(try await backend.url("/cookies"), headers: headers)
             .validate()
             .serializingJSON()
             .value
         #expect(seen["cookies"] == .object(["mine": .string("yes"), "also": .string("this"), "third": .string("3")]))
-        let echoed = try await Session.default.request(try await backend.url("/headers"), headers: headers)
+        let echoed = try await Session.suite.request(try await backend.url("/headers"), headers: headers)
             .validate()
             .serializingJSON()
             .value

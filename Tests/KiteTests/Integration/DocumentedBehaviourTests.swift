@@ -29,7 +29,7 @@ import Testing
     @Test func aRequestsOwnLimitOverridesTheSessions() async throws {
         let url = try await FaultServer.url("/huge-body?size=200000")
         let error = try #require(
-            await Session.default.request(url).limitResponseSize(to: 100_000).serializingData().response.error
+            await Session.suite.request(url).limitResponseSize(to: 100_000).serializingData().response.error
         )
         #expect(error.code == .responseTooLarge)
     }
@@ -49,7 +49,7 @@ import Testing
             #expect(timedOut.error?.code == .timedOut)
             #expect(timedOut.error?.timeout == .idleRead)
             let resumeData = try #require(timedOut.resumeData)
-            let resumed = await Session.default.download(
+            let resumed = await Session.suite.download(
                 resumingWith: resumeData,
                 to: DownloadTests.destination(target)
             )
@@ -88,7 +88,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = folder.appendingPathComponent("closure.bin")
         let url = try await Backend.inProcess.url("/range/100000?duration=10&chunk_size=10000")
-        let request = Session.default.download(url, to: DownloadTests.destination(target))
+        let request = Session.suite.download(url, to: DownloadTests.destination(target))
         let progress = request.downloadProgress()
         let task = request.serializingDownloadedFileURL()
         for await value in progress where value.completedBytes > 0 { break }
@@ -97,7 +97,7 @@ import Testing
         }
         #expect(await task.response.error?.code == .cancelled)
         let token = try #require(resumeData)
-        let resumed = await Session.default.download(resumingWith: token, to: DownloadTests.destination(target))
+        let resumed = await Session.suite.download(resumingWith: token, to: DownloadTests.destination(target))
             .validate()
             .serializingDownloadedFileURL()
             .response
@@ -111,7 +111,7 @@ import Testing
         let disposition = "attachment; filename=\"\(name)\""
         let query = try #require(disposition.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         let url = try await Backend.inProcess.url("/response-headers?Content-Disposition=\(query)")
-        let fileURL = try await Session.default.download(
+        let fileURL = try await Session.suite.download(
             url,
             to: DownloadRequest.suggestedDownloadDestination(for: .cachesDirectory)
         )
@@ -153,7 +153,7 @@ import Testing
     }
 
     @Test func serializingPropertyListDecodesAPlist() async throws {
-        let settings = try await Session.default.request(try await Self.plistURL())
+        let settings = try await Session.suite.request(try await Self.plistURL())
             .serializingPropertyList(Settings.self)
             .value
         #expect(settings == Settings(name: "kite", retries: 3))
@@ -162,7 +162,7 @@ import Testing
     @Test func responsePropertyListDeliversToTheClosure() async throws {
         let url = try await Self.plistURL()
         let response: DataResponse<Settings, KiteError> = await withCheckedContinuation { continuation in
-            Session.default.request(url).responsePropertyList(of: Settings.self) { continuation.resume(returning: $0) }
+            Session.suite.request(url).responsePropertyList(of: Settings.self) { continuation.resume(returning: $0) }
         }
         #expect(response.value == Settings(name: "kite", retries: 3))
     }
@@ -170,7 +170,7 @@ import Testing
     @Test func aBodyThatIsNotAPlistIsASerializationError() async throws {
         let url = try await Backend.inProcess.url("/bytes/16")
         let error = try #require(
-            await Session.default.request(url).serializingPropertyList(Settings.self).response.error
+            await Session.suite.request(url).serializingPropertyList(Settings.self).response.error
         )
         #expect(error.code == .responseSerializationFailed)
     }

@@ -11,7 +11,7 @@ import Testing
             "q": "a&b=c?d/e",
             "flag": true,
         ]
-        let response = await Session.default.request(try await backend.url("/get"), parameters: parameters)
+        let response = await Session.suite.request(try await backend.url("/get"), parameters: parameters)
             .validate()
             .serializingDecodable(LooseEcho.self)
             .response
@@ -28,7 +28,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func formBodiesArePostedForNonQueryMethods(backend: Backend) async throws {
-        let response = await Session.default.request(
+        let response = await Session.suite.request(
             try await backend.url("/post"),
             method: .post,
             parameters: ["name": "kite", "tags": ["a", "b"]]
@@ -45,7 +45,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func jsonEncodingSendsSortedJSON(backend: Backend) async throws {
-        let echo = try await Session.default.request(
+        let echo = try await Session.suite.request(
             try await backend.url("/put"),
             method: .put,
             parameters: ["b": [1, 2], "a": ["nested": NSNull()] as Parameters],
@@ -72,7 +72,7 @@ import Testing
             ),
             destination: .httpBody
         )
-        let echo = try await Session.default.request(
+        let echo = try await Session.suite.request(
             try await backend.url("/patch"),
             method: .patch,
             parameters: Search(searchTerm: "swift nio", exact: false),
@@ -86,7 +86,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func propertyListsArePostedAsXML(backend: Backend) async throws {
-        let echo = try await Session.default.request(
+        let echo = try await Session.suite.request(
             try await backend.url("/post"),
             method: .post,
             parameters: ["name": "kite"],

@@ -7,8 +7,8 @@ import Testing
 @Suite struct LifecycleTests {
     @Test func aRequestKeepsOneIdentifierFromFirstReadToAfterItIsOver() async throws {
         let url = try #require(URL(string: "http://127.0.0.1:1/never-sent"))
-        let first = Session.default.request(url)
-        let second = Session.default.request(url)
+        let first = Session.suite.request(url)
+        let second = Session.suite.request(url)
         let before = first.id
         #expect(first.id == before, "the identifier is made once, on first read")
         #expect(second.id != before, "every request has its own identifier")
@@ -25,7 +25,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func aRequestStartsOnlyWhenItsFirstHandlerIsAttached(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/get"))
+        let request = Session.suite.request(try await backend.url("/get"))
         try await Task.sleep(for: .milliseconds(100))
         #expect(request.state == .initialized)
         #expect(request.request == nil, "nothing was sent")
@@ -54,7 +54,7 @@ import Testing
         // The server drips 4 bytes over 1 s; the request is suspended well before that (a loaded
         // machine may oversleep the 50 ms) and stays so until 1 s after the server is done, so the
         // response must not complete while suspended.
-        let request = Session.default.request(try await backend.url("/drip?duration=1&numbytes=4&delay=0"))
+        let request = Session.suite.request(try await backend.url("/drip?duration=1&numbytes=4&delay=0"))
         let task = request.serializingData()
         try await Task.sleep(for: .milliseconds(50))
         request.suspend()
@@ -70,7 +70,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func suspendBeforeStartHoldsTheRequestBack(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/get")).suspend()
+        let request = Session.suite.request(try await backend.url("/get")).suspend()
         let task = request.serializingData()
         try await Task.sleep(for: .milliseconds(100))
         #expect(request.state == .suspended)
@@ -82,7 +82,7 @@ import Testing
     @Test(arguments: Backend.available)
     func cancelStopsARunningRequestWithACancelledError(backend: Backend) async throws {
         let url = try await backend.url("/delay/5")
-        let request = Session.default.request(url)
+        let request = Session.suite.request(url)
         let task = request.serializingData()
         try await Task.sleep(for: .milliseconds(100))
         let started = ContinuousClock.now
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func cancelBeforeStartDeliversAtOnceWithoutSending() async throws {
-        let request = Session.default.request("http://127.0.0.1:9/never").cancel()
+        let request = Session.suite.request("http://127.0.0.1:9/never").cancel()
         let response = await request.serializingData().response
         #expect(response.error?.code == .cancelled)
         #expect(response.request == nil)
@@ -107,7 +107,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func cancellingTheAwaitingTaskCancelsTheRequest(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/delay/5"))
+        let request = Session.suite.request(try await backend.url("/delay/5"))
         let awaiting = Task { await request.serializingData().response }
         try await Task.sleep(for: .milliseconds(100))
         awaiting.cancel()
@@ -118,7 +118,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func automaticCancellingCanBeTurnedOff(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/delay/0.3"))
+        let request = Session.suite.request(try await backend.url("/delay/0.3"))
         let awaiting = Task { await request.serializingData(automaticallyCancelling: false).response }
         awaiting.cancel()
         let response = await awaiting.value
@@ -128,7 +128,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func everyHandlerRunsExactlyOnceIncludingLateOnes(backend: Backend) async throws {
-        let request = Session.default.request(try await backend.url("/get"))
+        let request = Session.suite.request(try await backend.url("/get"))
         let calls = NIOLockedValueBox([String: Int]())
         let group = DispatchGroup()
         for name in ["data", "string", "json"] {
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func aFinishedRequestIgnoresSuspendResumeAndCancel() async throws {
-        let request = Session.default.request("ftp://invalid")
+        let request = Session.suite.request("ftp://invalid")
         _ = await request.serializingData().response
         #expect(request.state == .finished)
         request.suspend()

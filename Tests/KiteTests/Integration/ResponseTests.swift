@@ -6,7 +6,7 @@ import Testing
 @Suite struct ResponseTests {
     @Test(arguments: Backend.available)
     func metricsFollowTheTimelineAndCountBytes(backend: Backend) async throws {
-        let response = await Session.default.request(try await backend.url("/bytes/1024?seed=1"))
+        let response = await Session.suite.request(try await backend.url("/bytes/1024?seed=1"))
             .serializingData()
             .response
         let metrics = try #require(response.metrics)
@@ -25,11 +25,11 @@ import Testing
     @Test(arguments: Backend.available)
     func headAnd204AreEmptyForEveryBuiltInSerializer(backend: Backend) async throws {
         let noContent = try await backend.url("/status/204")
-        #expect(try await Session.default.request(noContent).serializingData().value == Data())
-        #expect(try await Session.default.request(noContent).serializingString().value == "")
-        #expect(try await Session.default.request(noContent).serializingJSON().value == .null)
-        #expect(try await Session.default.request(noContent).serializingDecodable(Empty.self).value == Empty.value)
-        let head = try await Session.default.request(try await backend.url("/get"), method: .head)
+        #expect(try await Session.suite.request(noContent).serializingData().value == Data())
+        #expect(try await Session.suite.request(noContent).serializingString().value == "")
+        #expect(try await Session.suite.request(noContent).serializingJSON().value == .null)
+        #expect(try await Session.suite.request(noContent).serializingDecodable(Empty.self).value == Empty.value)
+        let head = try await Session.suite.request(try await backend.url("/get"), method: .head)
             .validate()
             .serializingString()
             .value
@@ -39,7 +39,7 @@ import Testing
     @Test(arguments: Backend.available)
     func anEmpty200IsASerializationErrorForContentSerializers(backend: Backend) async throws {
         let url = try await backend.url("/status/200")
-        let error = try #require(await Session.default.request(url).serializingDecodable(Echo.self).response.error)
+        let error = try #require(await Session.suite.request(url).serializingDecodable(Echo.self).response.error)
         #expect(error.code == .responseSerializationFailed)
         #expect(
             error.description
@@ -52,7 +52,7 @@ import Testing
     func decodingFailuresNameTheTypeAndPath(backend: Backend) async throws {
         struct Wrong: Decodable, Sendable { let slideshow: [String] }
         let error = try #require(
-            await Session.default.request(try await backend.url("/json")).serializingDecodable(Wrong.self).response
+            await Session.suite.request(try await backend.url("/json")).serializingDecodable(Wrong.self).response
                 .error
         )
         #expect(error.code == .responseSerializationFailed)
@@ -61,16 +61,16 @@ import Testing
 
     @Test(arguments: Backend.available)
     func utf8PagesDecodeAsText(backend: Backend) async throws {
-        let text = try await Session.default.request(try await backend.url("/encoding/utf8")).serializingString().value
+        let text = try await Session.suite.request(try await backend.url("/encoding/utf8")).serializingString().value
         #expect(text.unicodeScalars.contains { !$0.isASCII })
-        let latin1 = try await Session.default.request(try await backend.url("/encoding/utf8"))
+        let latin1 = try await Session.suite.request(try await backend.url("/encoding/utf8"))
             .serializingString(encoding: .isoLatin1).value
         #expect(latin1 != text)
     }
 
     @Test(arguments: Backend.available)
     func jsonIsParsedIntoValues(backend: Backend) async throws {
-        let json = try await Session.default.request(try await backend.url("/json")).validate().serializingJSON().value
+        let json = try await Session.suite.request(try await backend.url("/json")).validate().serializingJSON().value
         #expect(json["slideshow"]?["title"] == .string("Sample Slide Show"))
         #expect(json["slideshow"]?["slides"]?[1]?["items"]?.arrayValue?.count == 2)
     }
@@ -79,19 +79,19 @@ import Testing
     func closureAPIsDeliverTheSameValues(backend: Backend) async throws {
         let url = try await backend.url("/get?via=closure")
         let echo: DataResponse<Echo, KiteError> = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseDecodable(of: Echo.self) { continuation.resume(returning: $0) }
+            Session.suite.request(url).responseDecodable(of: Echo.self) { continuation.resume(returning: $0) }
         }
         #expect(echo.value?.args == ["via": "closure"])
         let raw: DataResponse<Data?, KiteError> = await withCheckedContinuation { continuation in
-            Session.default.request(url).response { continuation.resume(returning: $0) }
+            Session.suite.request(url).response { continuation.resume(returning: $0) }
         }
         #expect(raw.value??.isEmpty == false)
         let json: DataResponse<JSONValue, KiteError> = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseJSON { continuation.resume(returning: $0) }
+            Session.suite.request(url).responseJSON { continuation.resume(returning: $0) }
         }
         #expect(json.value?["args"]?["via"] == .string("closure"))
         let data: DataResponse<Data, KiteError> = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseData { continuation.resume(returning: $0) }
+            Session.suite.request(url).responseData { continuation.resume(returning: $0) }
         }
         #expect(data.value == raw.data)
     }

@@ -34,6 +34,30 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
+    func aRequestQueuedBehindBusyConnectionsEndsAtTheConnectTimeoutAndSaysWhy(backend: Backend) async throws {
+        var configuration = Session.Configuration()
+        configuration.maximumConnectionsPerHost = 1
+        configuration.timeouts = Session.Timeouts(connect: .milliseconds(500), idleRead: .seconds(10), total: nil)
+        let session = Session(configuration: configuration)
+        // The one connection is taken: the first body byte of a 10 s drip has arrived.
+        let holder = session.streamRequest(try await backend.url("/drip?duration=10&numbytes=10&delay=0"))
+        var chunks = holder.streamingData().makeAsyncIterator()
+        _ = try await chunks.next()
+        let url = try await backend.url("/get")
+        let started = ContinuousClock.now
+        let error = try #require(await session.request(url).serializingData().response.error)
+        #expect(started.duration(to: .now) < .seconds(8), "ends at the 500 ms connect timeout, not with the drip")
+        #expect(error.code == .timedOut)
+        #expect(error.timeout == .connect)
+        #expect(
+            error.description
+                == "GET \(url) failed: the connect timeout (500 ms) expired while the request waited for a connection to the host: its 1 connection was busy"
+        )
+        holder.cancel()
+        try await session.shutdown()
+    }
+
+    @Test(arguments: Backend.available)
     func idleReadTimeoutIsNamedWhenTheServerSendsNothing(backend: Backend) async throws {
         let session = self.session(idleRead: .milliseconds(300))
         let url = try await backend.url("/delay/3")
@@ -72,7 +96,7 @@ import Testing
     func aRequestsOwnTimeoutOverridesTheSessions(backend: Backend) async throws {
         let url = try await backend.url("/delay/3")
         let error = try #require(
-            await Session.default.request(url) { $0.timeout = .milliseconds(400) }.serializingData().response.error
+            await Session.suite.request(url) { $0.timeout = .milliseconds(400) }.serializingData().response.error
         )
         #expect(error.timeout == .total)
         #expect(error.message == "the total timeout (400 ms) expired before the response was complete")
@@ -99,7 +123,7 @@ import Testing
     @Test func errorsNeverShowURLCredentials() async throws {
         let port = try Sockets.refusingPort()
         let error = try #require(
-            await Session.default.request("http://alice:secret@127.0.0.1:\(port)/x").serializingData().response.error
+            await Session.suite.request("http://alice:secret@127.0.0.1:\(port)/x").serializingData().response.error
         )
         #expect(!error.description.contains("secret"))
         #expect(error.description.hasPrefix("GET http://127.0.0.1:\(port)/x failed:"))
@@ -110,7 +134,7 @@ import Testing
     @Test func anUntrustedCertificateFailsWithItsReason() async throws {
         let server = try await UntrustedTLSServer()
         let url = "https://127.0.0.1:\(server.port)/get"
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         try await server.shutdown()
         #expect(error.code == .serverTrustEvaluationFailed)
         #expect(

@@ -7,7 +7,7 @@ import Testing
     @Test(arguments: Backend.available)
     func redirectsAreFollowedAndCounted(backend: Backend) async throws {
         for path in ["/redirect/3", "/relative-redirect/3", "/absolute-redirect/3"] {
-            let response = await Session.default.request(try await backend.url(path))
+            let response = await Session.suite.request(try await backend.url(path))
                 .validate()
                 .serializingDecodable(Echo.self)
                 .response
@@ -20,14 +20,14 @@ import Testing
     @Test("The response URL without redirects is the request's, without credentials or fragment")
     func responseURLWithoutRedirects() async throws {
         let base = try await Backend.inProcess.url("/get")
-        let plain = await Session.default.request(base + "?q=1").serializingData().response
+        let plain = await Session.suite.request(base + "?q=1").serializingData().response
         #expect(plain.url?.absoluteString == base + "?q=1")
         let withExtras = base.replacingOccurrences(of: "http://", with: "http://user:secret@") + "?q=1#part"
-        let response = await Session.default.request(withExtras).serializingData().response
+        let response = await Session.suite.request(withExtras).serializingData().response
         #expect(response.response?.status.code == 200)
         #expect(response.url?.absoluteString == base + "?q=1")
         let relative = try #require(URL(string: "get?q=2", relativeTo: URL(string: base)))
-        let relativeResponse = await Session.default.request(relative).serializingData().response
+        let relativeResponse = await Session.suite.request(relative).serializingData().response
         #expect(relativeResponse.url?.absoluteString == base + "?q=2")
         #expect(relativeResponse.url?.baseURL == nil)
     }
@@ -35,7 +35,7 @@ import Testing
     @Test(arguments: Backend.available)
     func moreThanTheMaximumRedirectsFails(backend: Backend) async throws {
         let url = try await backend.url("/redirect/11")
-        let error = try #require(await Session.default.request(url).serializingData().response.error)
+        let error = try #require(await Session.suite.request(url).serializingData().response.error)
         #expect(error.code == .tooManyRedirects)
         #expect(error.description == "GET \(url) failed: the server redirected more than 10 times")
     }
@@ -54,10 +54,10 @@ import Testing
 
     @Test(arguments: Backend.available)
     func gzipAndDeflateBodiesAreDecoded(backend: Backend) async throws {
-        let gzip = try await Session.default.request(try await backend.url("/gzip")).validate().serializingJSON().value
+        let gzip = try await Session.suite.request(try await backend.url("/gzip")).validate().serializingJSON().value
         #expect(gzip["gzipped"] == .bool(true))
         #expect(gzip["headers"]?["Accept-Encoding"] == .string("gzip;q=1.0, deflate;q=0.9"))
-        let deflate = try await Session.default.request(try await backend.url("/deflate")).validate()
+        let deflate = try await Session.suite.request(try await backend.url("/deflate")).validate()
             .serializingJSON().value
         #expect(deflate["deflated"] == .bool(true))
     }
@@ -78,7 +78,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func defaultHeadersAreSentUnlessTheRequestSetsItsOwn(backend: Backend) async throws {
-        let echo = try await Session.default.request(try await backend.url("/headers"))
+        let echo = try await Session.suite.request(try await backend.url("/headers"))
             .serializingDecodable([String: [String: String]].self).value
         let headers = try #require(echo["headers"])
         #expect(headers.header("Accept-Encoding") == "gzip;q=1.0, deflate;q=0.9")
@@ -91,7 +91,7 @@ import Testing
         )
         #expect(headers.header("Accept-Language") == HTTPFields.kiteDefaults[.acceptLanguage])
 
-        let custom = try await Session.default.request(
+        let custom = try await Session.suite.request(
             try await backend.url("/headers"),
             headers: [.userAgent: "custom/1.0", .acceptEncoding: "identity"]
         ).serializingDecodable([String: [String: String]].self).value
@@ -116,7 +116,7 @@ import Testing
     func userInfoInTheURLAuthenticates(backend: Backend) async throws {
         let base = try await backend.baseURL()
         let url = base.replacingOccurrences(of: "http://", with: "http://kite:fly@") + "/basic-auth/kite/fly"
-        let echo = try await Session.default.request(url).validate().serializingJSON().value
+        let echo = try await Session.suite.request(url).validate().serializingJSON().value
         #expect(echo["authenticated"] == .bool(true))
         #expect(echo["user"] == .string("kite"))
     }

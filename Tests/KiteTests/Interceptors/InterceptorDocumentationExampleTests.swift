@@ -37,7 +37,7 @@ import Testing
             request.headerFields[.authorization] = "Bearer s3cret"
             return request
         }
-        let echo = try await Session.default.request(base + "/headers", interceptor: token).serializingJSON().value
+        let echo = try await Session.suite.request(base + "/headers", interceptor: token).serializingJSON().value
         #expect(echo["headers"]?["Authorization"] == .string("Bearer s3cret"))
 
         let retrier = Retrier { request, session, error in
@@ -54,7 +54,7 @@ import Testing
         #expect(!data.isEmpty)
         #expect(flaky.retryCount == 2)
 
-        let secret = try await Session.default.request(base + "/digest-auth/auth/kite/s3cret/SHA-256")
+        let secret = try await Session.suite.request(base + "/digest-auth/auth/kite/s3cret/SHA-256")
             .authenticate(username: "kite", password: "s3cret")
             .validate()
             .serializingJSON()
@@ -75,7 +75,7 @@ import Testing
         let response = await stay.request(base + "/redirect/1").serializingData().response
         #expect(response.response?.status.code == 302)
 
-        let tagged = await Session.default.request(base + "/redirect-to?url=%2Fheaders")
+        let tagged = await Session.suite.request(base + "/redirect-to?url=%2Fheaders")
             .redirect(
                 using: .modify { _, request, _ in
                     var request = request

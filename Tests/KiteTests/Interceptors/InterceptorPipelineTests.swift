@@ -21,7 +21,7 @@ import Testing
 
     /// How many requests `/flaky/{key}` saw before this one (which counts too).
     private func attemptNumber(_ key: String) async throws -> Int {
-        let echo = try await Session.default.request(try await self.url("/flaky/\(key)?failures=0"))
+        let echo = try await Session.suite.request(try await self.url("/flaky/\(key)?failures=0"))
             .serializingDecodable([String: JSONValue].self).value
         guard case .int(let attempt)? = echo["attempt"] else {
             Issue.record("no attempt in \(echo)")
@@ -80,7 +80,7 @@ import Testing
             if fail { throw AdapterFailure() }
             return request
         }
-        let failing = await Session.default.request(
+        let failing = await Session.suite.request(
             try await self.url("/get"),
             interceptor: Adapter { _, _ in
                 throw AdapterFailure()
@@ -93,7 +93,7 @@ import Testing
         let retrier = Retrier { _, _, error in
             error.code == .requestAdaptationFailed ? .retry : .doNotRetry
         }
-        let request = Session.default.request(
+        let request = Session.suite.request(
             try await self.url("/get"),
             interceptor: Interceptor(adapters: [adapter], retriers: [retrier])
         )
@@ -105,7 +105,7 @@ import Testing
     struct RetrierFailure: Error {}
 
     @Test func doNotRetryWithErrorEndsWithRequestRetryFailedCarryingBothErrors() async throws {
-        let request = Session.default.request(
+        let request = Session.suite.request(
             try await self.url("/status/503"),
             interceptor: Retrier { _, _, _ in .doNotRetryWithError(RetrierFailure()) }
         ).validate()
@@ -161,7 +161,7 @@ import Testing
             continuation.yield(Data("one-shot".utf8))
             continuation.finish()
         }
-        let request = Session.default.upload(
+        let request = Session.suite.upload(
             chunks,
             length: 8,
             to: try await self.url("/flaky/\(key)?failures=1"),
@@ -177,7 +177,7 @@ import Testing
 
     @Test func aDataUploadIsRetriedWithItsBodyAgain() async throws {
         let key = self.key()
-        let request = Session.default.upload(
+        let request = Session.suite.upload(
             Data("again".utf8),
             to: try await self.url("/flaky/\(key)?failures=1"),
             method: .put,
@@ -194,7 +194,7 @@ import Testing
         // The date form has whole seconds, so 2 s ahead waits between 1 and 2 s.
         let seconds = form.isEmpty ? 1 : 2
         let policy = RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0.01, jitter: .none, retryBudget: nil)
-        let request = Session.default.request(
+        let request = Session.suite.request(
             try await self.url("/retry-after/\(seconds)?status=503\(form)"),
             interceptor: policy
         ).validate()
@@ -210,7 +210,7 @@ import Testing
 
     @Test func aRetryAfterLongerThanTheMaximumDelayIsNotWaitedFor() async throws {
         let policy = RetryPolicy(maximumDelay: .seconds(5), retryBudget: nil)
-        let request = Session.default.request(try await self.url("/retry-after/3600"), interceptor: policy).validate()
+        let request = Session.suite.request(try await self.url("/retry-after/3600"), interceptor: policy).validate()
         let response = await request.serializingData().response
         #expect(response.response?.status.code == 503)
         #expect(request.retryCount == 0)
@@ -239,7 +239,7 @@ import Testing
         let key = self.key()
         // Retries forever, 300 ms apart: only a total timeout over all attempts can end it.
         let forever = Retrier { _, _, _ in .retryWithDelay(.milliseconds(300)) }
-        let request = Session.default.request(
+        let request = Session.suite.request(
             try await self.url("/flaky/\(key)?failures=1000000"),
             interceptor: forever
         ) { $0.timeout = .seconds(2) }.validate()
@@ -258,7 +258,7 @@ import Testing
             asked.continuation.yield()
             return .retryWithDelay(.seconds(60))
         }
-        let request = Session.default.request(try await self.url("/status/500"), interceptor: retrier).validate()
+        let request = Session.suite.request(try await self.url("/status/500"), interceptor: retrier).validate()
         let task = Task { await request.serializingData().response }
         var iterator = asked.stream.makeAsyncIterator()
         await iterator.next()
@@ -276,7 +276,7 @@ import Testing
     }
 
     @Test func followIsTheDefaultAndDoNotFollowMakesTheRedirectTheResult() async throws {
-        let followed = await Session.default.request(try await self.url("/redirect/2")).serializingData().response
+        let followed = await Session.suite.request(try await self.url("/redirect/2")).serializingData().response
         #expect(followed.response?.status.code == 200)
         #expect(followed.metrics?.redirectCount == 2)
 
@@ -300,13 +300,13 @@ import Testing
             return request
         }
         let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
-        let echo = try await Session.default.request(try await self.url("/redirect-to?url=\(encoded)&status_code=307"))
+        let echo = try await Session.suite.request(try await self.url("/redirect-to?url=\(encoded)&status_code=307"))
             .redirect(using: modify)
             .serializingDecodable(HeadersEcho.self).value
         #expect(echo.headers.header("X-Redirected-From") == "307")
 
         let stop = Redirector.modify { _, _, _ in nil }
-        let stopped = await Session.default.request(try await self.url("/redirect/1")).redirect(using: stop)
+        let stopped = await Session.suite.request(try await self.url("/redirect/1")).redirect(using: stop)
             .serializingData().response
         #expect(stopped.response?.status.code == 302)
     }

@@ -39,7 +39,7 @@ private final class ManualClock: Sendable {
 @Suite struct RetryPolicyTests {
     /// A request that is never sent, after `retryCount` retries.
     private func request(_ method: HTTPRequest.Method = .get, retryCount: Int = 0) -> DataRequest {
-        let request = Session.default.request("http://127.0.0.1:1/x", method: method)
+        let request = Session.suite.request("http://127.0.0.1:1/x", method: method)
         request.machine.withLockedValue { $0 = BaseRequest.Machine(runningAfterRetries: retryCount) }
         return request
     }

@@ -48,7 +48,7 @@ private final class ScriptedReachability: NetworkReachabilityManager.Backend {
         backend.set(.reachable(.ethernetOrWiFi))
         let waiter = WaitForConnectivity(timeout: .seconds(30)) { _ in NetworkReachabilityManager(backend: backend) }
         let url = try await SharedTestServer.shared.baseURL() + "/get"
-        let response = await Session.default.request(url, interceptor: waiter).serializingData().response
+        let response = await Session.suite.request(url, interceptor: waiter).serializingData().response
         #expect(response.response?.status.code == 200)
         #expect(backend.startCount == 0)
     }
@@ -58,7 +58,7 @@ private final class ScriptedReachability: NetworkReachabilityManager.Backend {
         backend.set(.unknown)
         let waiter = WaitForConnectivity(timeout: .seconds(30)) { _ in NetworkReachabilityManager(backend: backend) }
         let url = try await SharedTestServer.shared.baseURL() + "/get"
-        let response = await Session.default.request(url, interceptor: waiter).serializingData().response
+        let response = await Session.suite.request(url, interceptor: waiter).serializingData().response
         #expect(response.response?.status.code == 200)
         #expect(backend.startCount == 0)
     }
@@ -71,7 +71,7 @@ private final class ScriptedReachability: NetworkReachabilityManager.Backend {
             return NetworkReachabilityManager(backend: backend)
         }
         let url = try await SharedTestServer.shared.baseURL() + "/get"
-        let request = Session.default.request(url, interceptor: waiter)
+        let request = Session.suite.request(url, interceptor: waiter)
         let pending = Task { await request.serializingData().response }
         // The request waits: the network comes back once the waiter watches it.
         while backend.startCount == 0 { await Task.yield() }
@@ -92,7 +92,7 @@ private final class ScriptedReachability: NetworkReachabilityManager.Backend {
         let clock = ContinuousClock()
         let started = clock.now
         let error = try #require(
-            await Session.default.request(url, interceptor: waiter).serializingData().response.error
+            await Session.suite.request(url, interceptor: waiter).serializingData().response.error
         )
         #expect(started.duration(to: clock.now) >= .milliseconds(300))
         #expect(error.code == .requestAdaptationFailed, "\(error)")

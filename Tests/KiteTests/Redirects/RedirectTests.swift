@@ -111,7 +111,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aPOSTRedirectedWith303BecomesAGETWithoutBody(backend: Backend) async throws {
         let url = try await backend.url("/redirect-to?url=/get&status_code=303")
-        let response = await Session.default.request(url, method: .post, parameters: ["a": "1"])
+        let response = await Session.suite.request(url, method: .post, parameters: ["a": "1"])
             .validate()
             .serializingDecodable(LooseEcho.self)
             .response

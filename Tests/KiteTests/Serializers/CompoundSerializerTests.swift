@@ -238,10 +238,10 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func jsonIsReadByTheJSONSerializerInEitherOrder(backend: Backend) async throws {
         let url = try await backend.url("/json")
-        let expected = try await Session.default.request(url).serializingJSON().value
+        let expected = try await Session.suite.request(url).serializingJSON().value
         #expect(expected["slideshow"]?["title"] == .string("Sample Slide Show"))
         for serializers in [Self.jsonFirst, Self.imageFirst] {
-            let value = try await Session.default.request(url)
+            let value = try await Session.suite.request(url)
                 .serializingResponse(using: CompoundResponseSerializer(serializers))
                 .value
             #expect(value as? JSONValue == expected)
@@ -252,10 +252,10 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func aPNGIsReadByTheImageSerializerInEitherOrder(backend: Backend) async throws {
         let url = try await backend.url("/image/png")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let size = Self.pngSize(of: backend)
         for serializers in [Self.jsonFirst, Self.imageFirst] {
-            let value = try await Session.default.request(url)
+            let value = try await Session.suite.request(url)
                 .serializingResponse(using: CompoundResponseSerializer(serializers))
                 .value
             let info = try #require(value as? ImageInfo)
@@ -270,9 +270,9 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func xmlIsRefusedByAllThreeWithTheirErrorsInOrder(backend: Backend) async throws {
         let url = try await backend.url("/xml")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let error = try #require(
-            await Session.default.request(url)
+            await Session.suite.request(url)
                 .serializingResponse(using: CompoundResponseSerializer(Self.imageFirst))
                 .response
                 .error
@@ -296,15 +296,15 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
         let fallback = CompoundResponseSerializer(Self.jsonFirst + [DataResponseSerializer(acceptance: .http)])
 
         let xml = try await backend.url("/xml")
-        let sent = try await Session.default.request(xml).serializingData().value
+        let sent = try await Session.suite.request(xml).serializingData().value
         #expect(String(decoding: sent, as: UTF8.self).contains("<slideshow"))
-        let value = try await Session.default.request(xml).serializingResponse(using: fallback).value
+        let value = try await Session.suite.request(xml).serializingResponse(using: fallback).value
         #expect(value as? Data == sent)
 
         // The fallback takes only acceptable statuses, like AFNetworking's.
         let missing = try await backend.url("/status/404")
         let error = try #require(
-            await Session.default.request(missing).serializingResponse(using: fallback).response.error
+            await Session.suite.request(missing).serializingResponse(using: fallback).response.error
         )
         #expect(error.code == .responseValidationFailed)
         let failure = try #require(error.underlyingError as? CompoundSerializationFailure)
@@ -316,8 +316,8 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func orderDecidesBetweenTwoSerializersThatBothAccept(backend: Backend) async throws {
         let url = try await backend.url("/xml")
-        let sent = try await Session.default.request(url).serializingData().value
-        let stringFirst = try await Session.default.request(url)
+        let sent = try await Session.suite.request(url).serializingData().value
+        let stringFirst = try await Session.suite.request(url)
             .serializingResponse(
                 using: CompoundResponseSerializer([
                     StringResponseSerializer(acceptance: .xml), DataResponseSerializer(acceptance: .http),
@@ -325,7 +325,7 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
             )
             .value
         #expect(stringFirst as? String == String(decoding: sent, as: UTF8.self))
-        let dataFirst = try await Session.default.request(url)
+        let dataFirst = try await Session.suite.request(url)
             .serializingResponse(
                 using: CompoundResponseSerializer([
                     DataResponseSerializer(acceptance: .http), StringResponseSerializer(acceptance: .xml),
@@ -340,7 +340,7 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
         let url = try await backend.url("/json")
         let calls = NIOLockedValueBox(0)
         let error = try #require(
-            await Session.default.request(url)
+            await Session.suite.request(url)
                 .validate(contentType: ["image/png"])
                 .serializingResponse(
                     using: CompoundResponseSerializer([
@@ -361,9 +361,9 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func serializingImageReadsThePNGsFormatAndPixelSize(backend: Backend) async throws {
         let url = try await backend.url("/image/png")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let size = Self.pngSize(of: backend)
-        let info = try await Session.default.request(url).serializingImage().value
+        let info = try await Session.suite.request(url).serializingImage().value
         #expect(info.format == .png)
         #expect(info.mimeType == "image/png")
         #expect(info.pixelWidth == size.width)
@@ -379,7 +379,7 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
         // tested directly below.
         let url = try await backend.url("/image/png")
         let size = Self.pngSize(of: backend)
-        let info = try await Session.default.request(url).serializingImage(imageScale: 2).value
+        let info = try await Session.suite.request(url).serializingImage(imageScale: 2).value
         #expect(info.scale == 2)
         #expect(info.pixelWidth == size.width)
         #expect(info.width == Double(size.width) / 2)
@@ -420,9 +420,9 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func htmlIsRefusedByTheImageSerializerWithItsBody(backend: Backend) async throws {
         let url = try await backend.url("/html")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let error = try #require(
-            await Session.default.request(url).serializingImage(acceptance: .image).response.error
+            await Session.suite.request(url).serializingImage(acceptance: .image).response.error
         )
         #expect(error.code == .responseValidationFailed)
         #expect(
@@ -433,7 +433,7 @@ private struct ThrowingSerializer: DataResponseSerializerProtocol {
         #expect(error.responseBody == sent)
 
         // Accepting any type (serializingImage's default), the body is read and is not an image.
-        let unread = try #require(await Session.default.request(url).serializingImage().response.error)
+        let unread = try #require(await Session.suite.request(url).serializingImage().response.error)
         #expect(unread.code == .responseSerializationFailed)
         #expect(unread.response?.status.code == 200)
     }

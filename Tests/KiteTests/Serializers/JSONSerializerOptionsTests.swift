@@ -217,9 +217,9 @@ import Testing
     @Test(arguments: Backend.available)
     func serializerRefusesHTMLOnTheWire(backend: Backend) async throws {
         let url = try await backend.url("/html")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let error = try #require(
-            await Session.default.request(url).serializingResponse(using: JSONResponseSerializer.serializer()).response
+            await Session.suite.request(url).serializingResponse(using: JSONResponseSerializer.serializer()).response
                 .error
         )
         #expect(error.code == .responseValidationFailed)
@@ -234,10 +234,10 @@ import Testing
     @Test(arguments: Backend.available)
     func serializerReadsJSONOnTheWire(backend: Backend) async throws {
         let url = try await backend.url("/json")
-        let value = try await Session.default.request(url)
+        let value = try await Session.suite.request(url)
             .serializingResponse(using: JSONResponseSerializer.serializer())
             .value
-        #expect(value == (try await Session.default.request(url).serializingJSON().value))
+        #expect(value == (try await Session.suite.request(url).serializingJSON().value))
         #expect(value["slideshow"]?["title"] == .string("Sample Slide Show"))
         #expect(value["slideshow"]?["author"] == .string("Yours Truly"))
         #expect(value["slideshow"]?["slides"]?[1]?["items"]?.arrayValue?.count == 2)
@@ -250,7 +250,7 @@ import Testing
             "a": .null,
             "b": .array([.null, .int(1), .object(["c": .null, "d": .bool(false)])]),
         ])
-        let kept = try await Session.default.request(
+        let kept = try await Session.suite.request(
             url,
             method: .post,
             parameters: sent,
@@ -260,7 +260,7 @@ import Testing
         .value
         #expect(kept["json"] == sent)
 
-        let removed = try await Session.default.request(
+        let removed = try await Session.suite.request(
             url,
             method: .post,
             parameters: sent,
@@ -275,8 +275,8 @@ import Testing
     func serializingJSONRejectsAFragmentWithoutFragmentsAllowed(backend: Backend) async throws {
         // `/base64/ImZyYWdtZW50Ig==` sends `"fragment"`.
         let url = try await backend.url("/base64/ImZyYWdtZW50Ig==")
-        #expect(try await Session.default.request(url).serializingJSON().value == .string("fragment"))
-        let error = try #require(await Session.default.request(url).serializingJSON(readingOptions: []).response.error)
+        #expect(try await Session.suite.request(url).serializingJSON().value == .string("fragment"))
+        let error = try #require(await Session.suite.request(url).serializingJSON(readingOptions: []).response.error)
         #expect(error.code == .responseSerializationFailed)
         #expect(
             error.message

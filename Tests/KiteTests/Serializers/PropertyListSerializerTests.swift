@@ -226,11 +226,11 @@ import Testing
     func serializingPropertyListReadsAnXMLPropertyListFromTheServer(backend: Backend) async throws {
         let data = try Self.encoded(.xml)
         let url = try await self.base64URL(data, on: backend)
-        let sent = await Session.default.request(url).serializingData().response
+        let sent = await Session.suite.request(url).serializingData().response
         #expect(sent.value == data)
         #expect(sent.response?.headerFields[.contentType] == "text/html; charset=utf-8")
 
-        let value = try await Session.default.request(url).serializingPropertyList(options: []).value
+        let value = try await Session.suite.request(url).serializingPropertyList(options: []).value
         #expect(value == Self.expected)
     }
 
@@ -239,7 +239,7 @@ import Testing
         let data = try Self.encoded(.xml)
         let url = try await self.base64URL(data, on: backend)
         let error = try #require(
-            await Session.default.request(url).serializingPropertyList(options: [], acceptance: .propertyList)
+            await Session.suite.request(url).serializingPropertyList(options: [], acceptance: .propertyList)
                 .response.error
         )
         #expect(error.code == .responseValidationFailed)
@@ -253,7 +253,7 @@ import Testing
     @Test(arguments: Backend.available)
     func serializingPropertyListFailsOnHTML(backend: Backend) async throws {
         let url = try await backend.url("/html")
-        let error = try #require(await Session.default.request(url).serializingPropertyList(options: []).response.error)
+        let error = try #require(await Session.suite.request(url).serializingPropertyList(options: []).response.error)
         #expect(error.code == .responseSerializationFailed)
         #expect(error.message.hasPrefix("the body is not a property list: "))
     }

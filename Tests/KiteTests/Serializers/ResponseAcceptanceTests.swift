@@ -504,9 +504,9 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func aRefusedResponseOnTheWireIsNamedAndCarriesTheBody(backend: Backend) async throws {
         let url = try await backend.url("/html")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let calls = NIOLockedValueBox(0)
-        let response = await Session.default.request(url)
+        let response = await Session.suite.request(url)
             .serializingResponse(using: LineCountSerializer(calls: calls).accepting(contentTypes: ["application/json"]))
             .response
         let error = try #require(response.error)
@@ -523,9 +523,9 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func validateFailureCarriesTheTeapotBody(backend: Backend) async throws {
         let url = try await backend.url("/status/418")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         #expect(String(decoding: sent, as: UTF8.self).contains("-=[ teapot ]=-"))
-        let response = await Session.default.request(url).validate().serializingData().response
+        let response = await Session.suite.request(url).validate().serializingData().response
         let error = try #require(response.error)
         #expect(error.code == .responseValidationFailed)
         #expect(error.message == "response status 418 is not in 200..<300")
@@ -537,9 +537,9 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func validateFailureCarriesAResponseHeadersBody(backend: Backend) async throws {
         let url = try await backend.url("/response-headers?X-Kite-Test=carried")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let error = try #require(
-            await Session.default.request(url).validate(statusCode: [201]).serializingJSON().response.error
+            await Session.suite.request(url).validate(statusCode: [201]).serializingJSON().response.error
         )
         #expect(error.code == .responseValidationFailed)
         #expect(error.message == "response status 200 is not in [201]")
@@ -553,7 +553,7 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
         // One request: httpbin's seeded bytes share Python's global RNG across its threads, so two requests with
         // the same seed differ when other tests run at the same time.
         let url = try await backend.url("/bytes/102400?seed=7")
-        let response = await Session.default.request(url).validate(statusCode: [201]).serializingData().response
+        let response = await Session.suite.request(url).validate(statusCode: [201]).serializingData().response
         let sent = try #require(response.data, "the response itself keeps the whole body")
         #expect(sent.count == 102_400)
         let error = try #require(response.error)
@@ -565,9 +565,9 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
     @Test(arguments: Backend.available)
     func validateFailureIsPassedThroughBySerializersThatWouldAlsoRefuse(backend: Backend) async throws {
         let url = try await backend.url("/html")
-        let sent = try await Session.default.request(url).serializingData().value
+        let sent = try await Session.suite.request(url).serializingData().value
         let error = try #require(
-            await Session.default.request(url)
+            await Session.suite.request(url)
                 .validate(statusCode: [201])
                 .serializingResponse(using: JSONResponseSerializer.serializer())
                 .response
@@ -603,7 +603,7 @@ private struct LineCountSerializer: DataResponseSerializerProtocol {
         of url: String,
         using serializer: Serializer
     ) async -> KiteError? {
-        await Session.default.request(url).serializingResponse(using: serializer).response.error
+        await Session.suite.request(url).serializingResponse(using: serializer).response.error
     }
 
 }

@@ -112,14 +112,14 @@ import Glibc
     @Test(arguments: Backend.available)
     func aWellFormedDocumentIsParsedEndToEnd(backend: Backend) async throws {
         let url = try await backend.url("/xml")
-        let document = try await Session.default.request(url).serializingXMLDocument(acceptance: .xml).value
+        let document = try await Session.suite.request(url).serializingXMLDocument(acceptance: .xml).value
         let root = try #require(document.rootElement())
         #expect(root.name == "slideshow")
         #expect(root.attribute(forName: "title")?.stringValue == "Sample Slide Show")
         let titles = try document.nodes(forXPath: "//slide/title").map { $0.stringValue ?? "" }
         #expect(titles == ["Wake up to WonderWidgets!", "Overview"])
 
-        let task = Session.default.request(url).serializingXMLDocument()
+        let task = Session.suite.request(url).serializingXMLDocument()
         let response = await task.response
         #expect(response.response?.status.code == 200)
         #expect(response.value?.data == response.data)
@@ -131,9 +131,9 @@ import Glibc
     @MainActor
     @Test func aDocumentCanBeAwaitedOnTheMainActor() async throws {
         let url = try await Backend.inProcess.url("/xml")
-        let document = try await Session.default.request(url).serializingXMLDocument().value
+        let document = try await Session.suite.request(url).serializingXMLDocument().value
         #expect(document.rootElement()?.name == "slideshow")
-        let result = await Session.default.request(url).serializingXMLDocument().result
+        let result = await Session.suite.request(url).serializingXMLDocument().result
         #expect((try? result.get())?.rootElement()?.elements(forName: "slide").count == 2)
     }
 
@@ -143,7 +143,7 @@ import Glibc
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
         let (rootName, onQueue) = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseXMLDocument(queue: queue, acceptance: .xml) { response in
+            Session.suite.request(url).responseXMLDocument(queue: queue, acceptance: .xml) { response in
                 continuation.resume(
                     returning: (response.value?.rootElement()?.name, DispatchQueue.getSpecific(key: key) == 7)
                 )
@@ -155,7 +155,7 @@ import Glibc
 
     @Test func anHTMLResponseIsRefusedWithXMLAcceptance() async throws {
         let url = try await Backend.inProcess.url("/html")
-        let response = await Session.default.request(url).serializingXMLDocument(acceptance: .xml).response
+        let response = await Session.suite.request(url).serializingXMLDocument(acceptance: .xml).response
         let error = try #require(response.error)
         #expect(error.code == .responseValidationFailed)
         #expect(error.responseBody == response.data)
@@ -193,7 +193,7 @@ import Glibc
 
     @Test func aMalformedResponseNamesTheRequestLineAndColumn() async throws {
         let url = try await Backend.inProcess.url("/base64/\(Self.base64URL("<root>\n  <item a=1/>\n</root>\n"))")
-        let result = await Session.default.request(url).serializingXMLDocument().result
+        let result = await Session.suite.request(url).serializingXMLDocument().result
         guard case .failure(let error) = result else {
             Issue.record("a malformed body parsed")
             return
@@ -258,12 +258,12 @@ import Glibc
         defer { secret.remove() }
         let body = #"<!DOCTYPE r [<!ENTITY x SYSTEM "\#(secret.url)">]><r>&x;</r>"#
         let url = try await Backend.inProcess.url("/base64/\(Self.base64URL(body))")
-        let document = try await Session.default.request(url).serializingXMLDocument().value
+        let document = try await Session.suite.request(url).serializingXMLDocument().value
         #expect(document.rootElement()?.stringValue == "")
         #expect(!document.xmlString.contains(secret.contents))
 
         let events = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseXMLParser(delegate: EventRecorder()) { response in
+            Session.suite.request(url).responseXMLParser(delegate: EventRecorder()) { response in
                 continuation.resume(returning: response.delegate.events)
             }
         }
@@ -388,7 +388,7 @@ import Glibc
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
         let (events, offQueue, handlerOnQueue, result) = await withCheckedContinuation { continuation in
-            Session.default.request(url)
+            Session.suite.request(url)
                 .responseXMLParser(queue: queue, delegate: EventRecorder(key: key)) { response in
                     continuation.resume(
                         returning: (
@@ -412,7 +412,7 @@ import Glibc
     @Test func responseXMLParserStopsAtTheFirstError() async throws {
         let url = try await Backend.inProcess.url("/base64/\(Self.base64URL("<r>\n<a>x</b>\n<c/></r>"))")
         let (events, error) = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseXMLParser(delegate: EventRecorder()) { response in
+            Session.suite.request(url).responseXMLParser(delegate: EventRecorder()) { response in
                 continuation.resume(returning: (response.delegate.events, response.error))
             }
         }
@@ -427,7 +427,7 @@ import Glibc
     @Test func responseXMLParserDoesNotParseARefusedResponse() async throws {
         let url = try await Backend.inProcess.url("/html")
         let (events, error) = await withCheckedContinuation { continuation in
-            Session.default.request(url).responseXMLParser(acceptance: .xml, delegate: EventRecorder()) { response in
+            Session.suite.request(url).responseXMLParser(acceptance: .xml, delegate: EventRecorder()) { response in
                 continuation.resume(returning: (response.delegate.events, response.error))
             }
         }
@@ -437,7 +437,7 @@ import Glibc
 
     @Test func serializingXMLParserGivesASecuredParser() async throws {
         let url = try await Backend.inProcess.url("/xml")
-        let parser = try await Session.default.request(url).serializingXMLParser(acceptance: .xml).value
+        let parser = try await Session.suite.request(url).serializingXMLParser(acceptance: .xml).value
         #expect(!parser.shouldResolveExternalEntities)
         #expect(parser.externalEntityResolvingPolicy == .never)
         let recorder = EventRecorder()

@@ -312,7 +312,7 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         #expect(error.code == .responseValidationFailed)
         #expect(error.responseStatusCode == 418)
         #expect(error.message.hasPrefix("response status 418 is not acceptable (200..<300)"))
-        let teapot = try await Session.default.request(try await backend.url("/status/418")).serializingData().value
+        let teapot = try await Session.suite.request(try await backend.url("/status/418")).serializingData().value
         #expect(error.responseBody == teapot)
         #expect(outcome.task?.response?.status.code == 418)
     }
@@ -320,7 +320,7 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     @Test(arguments: Backend.available)
     func anUnacceptableContentTypeFailsUntilTheTypeIsAdded(backend: Backend) async throws {
         let manager = HTTPSessionManager(baseURL: URL(string: try await backend.baseURL()))
-        let html = try await Session.default.request(try await backend.url("/html")).serializingData().value
+        let html = try await Session.suite.request(try await backend.url("/html")).serializingData().value
         let (_, refused) = await ManagerProbe.run { success, failure in
             manager.get("html", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }

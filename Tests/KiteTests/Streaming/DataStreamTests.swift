@@ -8,7 +8,7 @@ import Testing
     @Test(arguments: Backend.available)
     func chunksArriveInOrderAndAddUpToTheBody(backend: Backend) async throws {
         var body = Data()
-        for try await chunk in Session.default.streamRequest(try await backend.url("/stream/5")).validate()
+        for try await chunk in Session.suite.streamRequest(try await backend.url("/stream/5")).validate()
             .streamingData()
         {
             body.append(chunk)
@@ -30,7 +30,7 @@ import Testing
         let total = NIOLockedValueBox(0)
         let url = try await backend.url("/bytes/50000?seed=4")
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Session.default.streamRequest(url).responseStream(on: queue) { stream in
+            Session.suite.streamRequest(url).responseStream(on: queue) { stream in
                 #expect(DispatchQueue.getSpecific(key: key) == true)
                 switch stream.event {
                 case .data(let chunk):
@@ -50,7 +50,7 @@ import Testing
 
     @Test func aSlowReaderSlowsTheDownload() async throws {
         let url = try await Backend.inProcess.url("/bytes/33554432")
-        let request = Session.default.streamRequest(url)
+        let request = Session.suite.streamRequest(url)
         let received = NIOLockedValueBox<Int64>(0)
         request.downloadProgress(queue: .global()) { progress in
             received.withLockedValue { $0 = progress.completedBytes }
@@ -86,7 +86,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aFailedValidationDeliversNoBody(backend: Backend) async throws {
         let url = try await backend.url("/status/500")
-        let request = Session.default.streamRequest(url).validate()
+        let request = Session.suite.streamRequest(url).validate()
         var chunks = 0
         do {
             for try await _ in request.streamingData() { chunks += 1 }
@@ -102,7 +102,7 @@ import Testing
         let url = try await Backend.inProcess.url("/drip?duration=2&numbytes=20")
         let dataEvents = NIOLockedValueBox(0)
         let completion: DataStreamRequest.Completion = await withCheckedContinuation { continuation in
-            Session.default.streamRequest(url).responseStream { stream in
+            Session.suite.streamRequest(url).responseStream { stream in
                 switch stream.event {
                 case .data:
                     dataEvents.withLockedValue { $0 += 1 }
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func leavingTheLoopEarlyCancelsTheRequest() async throws {
-        let request = Session.default.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
+        let request = Session.suite.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
         let task = request.streamingData()
         for try await _ in task { break }
         try await Task.sleep(for: .milliseconds(200))
@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func cancellingTheReadingTaskCancelsTheRequest() async throws {
-        let request = Session.default.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
+        let request = Session.suite.streamRequest(try await Backend.inProcess.url("/drip?duration=3&numbytes=30"))
         let stream = request.streamingData()
         let reader = Task { () -> KiteError.Code? in
             do throws(KiteError) {
@@ -151,7 +151,7 @@ import Testing
     @Test(arguments: Backend.available)
     func jsonLinesDecodeAsTheyArrive(backend: Backend) async throws {
         var ids: [Int] = []
-        for try await line in Session.default.streamRequest(try await backend.url("/stream/4")).streamingJSONLines(
+        for try await line in Session.suite.streamRequest(try await backend.url("/stream/4")).streamingJSONLines(
             of: Line.self
         ) {
             ids.append(line.id)
@@ -163,7 +163,7 @@ import Testing
     @Test(arguments: Backend.available)
     func linesAreSplitAcrossChunks(backend: Backend) async throws {
         var count = 0
-        for try await line in Session.default.streamRequest(try await backend.url("/stream/3")).streamingLines() {
+        for try await line in Session.suite.streamRequest(try await backend.url("/stream/3")).streamingLines() {
             #expect(line.hasPrefix("{") && line.hasSuffix("}"))
             count += 1
         }
@@ -200,7 +200,7 @@ import Testing
     func eventsArriveDecodedWhateverTheLineEndings(endings: String) async throws {
         let url = try await Backend.inProcess.url("/sse?count=3&retry=1500\(endings)")
         var events: [ServerSentEvent] = []
-        for try await event in Session.default.streamRequest(url).validate(contentType: ["text/event-stream"])
+        for try await event in Session.suite.streamRequest(url).validate(contentType: ["text/event-stream"])
             .streamingServerSentEvents()
         {
             events.append(event)
@@ -219,7 +219,7 @@ import Testing
         let url = try await Backend.inProcess.url("/sse?count=3&interval=0.3")
         let started = ContinuousClock.now
         var arrivals: [Duration] = []
-        for try await _ in Session.default.streamRequest(url).streamingServerSentEvents() {
+        for try await _ in Session.suite.streamRequest(url).streamingServerSentEvents() {
             arrivals.append(started.duration(to: .now))
         }
         #expect(arrivals.count == 4)
@@ -232,7 +232,7 @@ import Testing
     @Test func linesSplitAtOddChunkBoundariesComeOutWhole() async throws {
         let url = try await Backend.inProcess.url("/stream-lines/50?size=12")
         var lines: [String] = []
-        for try await line in Session.default.streamRequest(url).streamingLines() { lines.append(line) }
+        for try await line in Session.suite.streamRequest(url).streamingLines() { lines.append(line) }
         #expect(lines.count == 50)
         #expect(lines[0] == "line 0 xxxxx")
         #expect(lines[49] == "line 49 xxxx")

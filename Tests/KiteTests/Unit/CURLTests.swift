@@ -80,7 +80,7 @@ import FoundationNetworking
 
     @Test func sessionDefaultsAppearBeforeAndAfterSending() async throws {
         let server = try await Backend.inProcess.baseURL()
-        let request = Session.default.request("\(server)/get")
+        let request = Session.suite.request("\(server)/get")
         let before = request.cURLDescription()
         #expect(before.contains("-H 'Accept-Encoding: gzip;q=1.0, deflate;q=0.9'"))
         #expect(before.contains("-H 'User-Agent: "))
@@ -91,7 +91,7 @@ import FoundationNetworking
 
     @Test func aRequestThatCannotBeBuiltSaysWhy() {
         #expect(
-            Session.default.request("ftp://x/y").cURLDescription()
+            Session.suite.request("ftp://x/y").cURLDescription()
                 == #"$ curl # the request could not be built: URL "ftp://x/y" has the unsupported scheme "ftp"; use http or https"#
         )
     }

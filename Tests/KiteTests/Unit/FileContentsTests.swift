@@ -31,7 +31,7 @@ import Testing
 
     /// An empty download serializes to empty data (read without the leak).
     @Test func anEmptyDownloadSerializesToNoBytes() async throws {
-        let response = await Session.default.download(try await Backend.inProcess.url("/bytes/0"))
+        let response = await Session.suite.download(try await Backend.inProcess.url("/bytes/0"))
             .serializingDownload(using: DataResponseSerializer(emptyResponseCodes: [200]))
             .response
         #expect(response.value == Data())

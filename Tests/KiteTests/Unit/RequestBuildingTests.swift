@@ -37,7 +37,7 @@ import FoundationNetworking
         ),
     ])
     func invalidURLsBecomeErrorsThatNameTheURL(url: String, description: String) async throws {
-        let response = await Session.default.request(url).serializingData().response
+        let response = await Session.suite.request(url).serializingData().response
         let error = try #require(response.error)
         #expect(error.code == .invalidURL)
         #expect(error.description == description)
@@ -46,7 +46,7 @@ import FoundationNetworking
     }
 
     @Test func aThrowingURLConvertibleIsReportedWithItsError() async throws {
-        let error = try #require(await Session.default.request(FailingConvertible()).serializingData().response.error)
+        let error = try #require(await Session.suite.request(FailingConvertible()).serializingData().response.error)
         #expect(error.code == .invalidURL)
         #expect(error.message == "the URL could not be made: the router has no such route")
         #expect(error.underlyingError is BadURL)
@@ -193,7 +193,7 @@ import FoundationNetworking
         var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/")))
         // `setValue` drops such a value silently; `allHTTPHeaderFields` keeps it.
         urlRequest.allHTTPHeaderFields = ["X-Note": "a\r\nX-Injected: 1"]
-        let error = try #require(await Session.default.request(urlRequest).serializingData().response.error)
+        let error = try #require(await Session.suite.request(urlRequest).serializingData().response.error)
         #expect(error.code == .invalidHeader)
         #expect(
             error.description
@@ -204,7 +204,7 @@ import FoundationNetworking
     @Test func urlRequestWithAnInvalidMethodIsRejected() async throws {
         var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/")))
         urlRequest.httpMethod = "GET /evil HTTP/1.1\r\n"
-        let error = try #require(await Session.default.request(urlRequest).serializingData().response.error)
+        let error = try #require(await Session.suite.request(urlRequest).serializingData().response.error)
         #expect(error.code == .invalidRequest)
         #expect(error.message == #""GET /evil HTTP/1.1\r\n" is not a valid HTTP method"#)
     }
@@ -231,14 +231,14 @@ import FoundationNetworking
 
     @Test func requestModifierRunsLastAndItsErrorsAreReported() async throws {
         struct Refused: Error {}
-        let request = Session.default.request("http://example.com/get") { draft in
+        let request = Session.suite.request("http://example.com/get") { draft in
             draft.headerFields[.accept] = "text/csv"
             draft.timeout = .seconds(3)
         }
         #expect(request.draft?.headerFields[.accept] == "text/csv")
         #expect(request.draft?.timeout == .seconds(3))
 
-        let failing = Session.default.request("http://example.com/get") { _ in throw Refused() }
+        let failing = Session.suite.request("http://example.com/get") { _ in throw Refused() }
         let error = try #require(await failing.serializingData().response.error)
         #expect(error.code == .requestAdaptationFailed)
         #expect(error.description.hasPrefix("GET http://example.com/get failed: the request modifier failed: "))

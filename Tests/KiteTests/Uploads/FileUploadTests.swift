@@ -16,7 +16,7 @@ import Testing
         let text = String(repeating: "kite flies high ", count: 20_000)
         let file = try Self.temporaryFile(named: "big.txt", contents: Data(text.utf8))
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        let request = Session.default.upload(
+        let request = Session.suite.upload(
             file,
             to: try await backend.url("/post"),
             headers: [.contentType: "text/plain"]
@@ -34,7 +34,7 @@ import Testing
         let file = try Self.temporaryFile(named: "again.txt", contents: Data("twice".utf8))
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let url = try await Backend.inProcess.url("/redirect-to?url=/post&status_code=307")
-        let echo = try await Session.default.upload(file, to: url, headers: [.contentType: "text/plain"])
+        let echo = try await Session.suite.upload(file, to: url, headers: [.contentType: "text/plain"])
             .validate()
             .serializingDecodable(LooseEcho.self)
             .value
@@ -44,7 +44,7 @@ import Testing
     @Test func fileProblemsFailTheUploadNamingThePath() async throws {
         let missing = URL(fileURLWithPath: "/tmp/kite-no-such-file-\(UUID().uuidString)")
         let url = try await Backend.inProcess.url("/post")
-        let error = try #require(await Session.default.upload(missing, to: url).serializingData().response.error)
+        let error = try #require(await Session.suite.upload(missing, to: url).serializingData().response.error)
         #expect(error.code == .uploadFailed)
         #expect(error.multipartFailure?.reason == .fileUnreachable)
         #expect(
@@ -54,12 +54,12 @@ import Testing
         )
 
         let folder = FileManager.default.temporaryDirectory
-        let directory = try #require(await Session.default.upload(folder, to: url).serializingData().response.error)
+        let directory = try #require(await Session.suite.upload(folder, to: url).serializingData().response.error)
         #expect(directory.multipartFailure?.reason == .fileIsDirectory)
         #expect(directory.message.contains("it is a directory, not a file"))
 
         let webURL = try #require(URL(string: "https://example.com/x"))
-        let web = try #require(await Session.default.upload(webURL, to: url).serializingData().response.error)
+        let web = try #require(await Session.suite.upload(webURL, to: url).serializingData().response.error)
         #expect(web.multipartFailure?.reason == .notFileURL)
     }
 }
@@ -76,7 +76,7 @@ import Testing
         form.append(Data("a,b\n1,2\n".utf8), withName: "table", fileName: "data.csv", mimeType: "text/csv")
         let expectedLength = form.contentLength
 
-        let response = await Session.default.upload(multipartFormData: form, to: try await backend.url("/post"))
+        let response = await Session.suite.upload(multipartFormData: form, to: try await backend.url("/post"))
             .validate()
             .serializingDecodable(LooseEcho.self)
             .response
@@ -92,7 +92,7 @@ import Testing
 
     @Test(arguments: Backend.available, [UInt64(0), MultipartFormData.encodingMemoryThreshold])
     func streamedAndInMemoryFormsSendTheSameBytes(backend: Backend, threshold: UInt64) async throws {
-        let echo = try await Session.default.upload(
+        let echo = try await Session.suite.upload(
             multipartFormData: { form in
                 form.append(Data("one".utf8), withName: "first")
                 form.append(
@@ -116,7 +116,7 @@ import Testing
         var form = MultipartFormData()
         form.append(URL(fileURLWithPath: "/nonexistent/kite.bin"), withName: "blob")
         let error = try #require(
-            await Session.default.upload(multipartFormData: form, to: try await Backend.inProcess.url("/post"))
+            await Session.suite.upload(multipartFormData: form, to: try await Backend.inProcess.url("/post"))
                 .serializingData().response.error
         )
         #expect(error.code == .multipartEncodingFailed)
@@ -133,7 +133,7 @@ import Testing
         form.append(stream, withLength: 4, name: "live")
         let url = try await Backend.inProcess.url("/redirect-to?url=/post&status_code=307")
         let error = try #require(
-            await Session.default.upload(multipartFormData: form, to: url).serializingData().response.error
+            await Session.suite.upload(multipartFormData: form, to: url).serializingData().response.error
         )
         #expect(error.code == .bodyNotReplayable)
     }

@@ -15,7 +15,7 @@ import Testing
         let url = try await Backend.inProcess.url("/post")
         let steps = NIOLockedValueBox<[TransferProgress]>([])
         let started = ContinuousClock.now
-        let response = await Session.default.request(
+        let response = await Session.suite.request(
             url,
             method: .post,
             parameters: Self.parameters(size: 256 * 1024),
@@ -42,7 +42,7 @@ import Testing
 
     @Test func aSuspendedRequestStopsSendingItsBodyInMemory() async throws {
         let url = try await Backend.inProcess.url("/post")
-        let request = Session.default.request(
+        let request = Session.suite.request(
             url,
             method: .post,
             parameters: Self.parameters(size: 1024 * 1024),
@@ -71,7 +71,7 @@ import Testing
 
     @Test func aValidatorAddedAfterTheRequestFinishedChecksOnlyTheHandlersAttachedAfterIt() async throws {
         let url = try await Backend.inProcess.url("/status/404")
-        let request = Session.default.request(url)
+        let request = Session.suite.request(url)
         let before = await request.serializingData(emptyResponseCodes: [404]).response
         #expect(before.error == nil, "no validator yet: a 404 is a response like any other")
         request.validate()

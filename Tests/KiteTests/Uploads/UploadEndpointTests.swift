@@ -40,7 +40,7 @@ import Testing
         form.append(file, withName: "file")
         let encoded = try form.encode()
 
-        let receipt = try await Session.default.upload(
+        let receipt = try await Session.suite.upload(
             multipartFormData: form,
             to: try await Backend.inProcess.url("/upload"),
             usingThreshold: 0
@@ -78,9 +78,9 @@ import Testing
             continuation.finish()
         }
         let receipts = [
-            try await Session.default.upload(bytes, to: url).serializingDecodable(Receipt.self).value,
-            try await Session.default.upload(file, to: url).serializingDecodable(Receipt.self).value,
-            try await Session.default.upload(stream, length: Int64(bytes.count), to: url).serializingDecodable(
+            try await Session.suite.upload(bytes, to: url).serializingDecodable(Receipt.self).value,
+            try await Session.suite.upload(file, to: url).serializingDecodable(Receipt.self).value,
+            try await Session.suite.upload(stream, length: Int64(bytes.count), to: url).serializingDecodable(
                 Receipt.self
             ).value,
         ]
@@ -95,7 +95,7 @@ import Testing
     @Test func binaryFilePartsSurviveWerkzeugToo() async throws {
         guard Backend.available.contains(.httpbin) else { return }
         let binary = Data([0x00, 0xFF, 0x10, 0x80, 0x0D, 0x0A, 0x2D, 0x2D])
-        let echo = try await Session.default.upload(
+        let echo = try await Session.suite.upload(
             multipartFormData: { form in
                 form.append(binary, withName: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
                 form.append(Data(), withName: "empty", fileName: "empty.txt", mimeType: "text/plain")

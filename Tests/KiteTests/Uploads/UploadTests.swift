@@ -7,7 +7,7 @@ import Testing
     @Test(arguments: Backend.available)
     func dataIsUploadedWithAnExactContentLength(backend: Backend) async throws {
         let body = Data("kite ✓ upload".utf8)
-        let echo = try await Session.default.upload(
+        let echo = try await Session.suite.upload(
             body,
             to: try await backend.url("/post"),
             headers: [.contentType: "text/plain"]
@@ -28,7 +28,7 @@ import Testing
             }
         }
         let url = try await backend.url("/put")
-        let sized = try await Session.default.upload(
+        let sized = try await Session.suite.upload(
             chunks(),
             length: 16,
             to: url,
@@ -41,7 +41,7 @@ import Testing
         #expect(sized.data == "alpha beta gamma")
         #expect(sized.headers.header("Content-Length") == "16")
 
-        let chunked = try await Session.default.upload(
+        let chunked = try await Session.suite.upload(
             chunks(),
             length: nil,
             to: url,
@@ -67,7 +67,7 @@ import Testing
         }
         let url = try await Backend.inProcess.url("/post")
         let error = try #require(
-            await Session.default.upload(stream, length: declared, to: url).serializingData().response.error
+            await Session.suite.upload(stream, length: declared, to: url).serializingData().response.error
         )
         #expect(error.code == .uploadFailed)
         #expect(error.message == message)
@@ -77,7 +77,7 @@ import Testing
     func uploadProgressIsMonotonicAndEndsAtTheTotal(backend: Backend) async throws {
         let body = Data(repeating: 0x5A, count: 300_000)
         let seen = NIOLockedValueBox([TransferProgress]())
-        let request = Session.default.upload(body, to: try await backend.url("/post"))
+        let request = Session.suite.upload(body, to: try await backend.url("/post"))
             .uploadProgress(queue: .global()) { progress in seen.withLockedValue { $0.append(progress) } }
         let stream = request.uploadProgress()
         _ = try await request.validate().serializingData().value
@@ -99,7 +99,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aRedirectResendsDataButRefusesAOneShotStream(backend: Backend) async throws {
         let target = try await backend.url("/redirect-to?url=/post&status_code=307")
-        let echo = try await Session.default.upload(
+        let echo = try await Session.suite.upload(
             Data("again".utf8),
             to: target,
             headers: [.contentType: "text/plain"]
@@ -114,7 +114,7 @@ import Testing
             continuation.finish()
         }
         let error = try #require(
-            await Session.default.upload(stream, length: 4, to: target).serializingData().response.error
+            await Session.suite.upload(stream, length: 4, to: target).serializingData().response.error
         )
         #expect(error.code == .bodyNotReplayable)
         #expect(
@@ -128,7 +128,7 @@ import Testing
     @Test func uploadRateLimitSlowsTheBody() async throws {
         let url = try await Backend.inProcess.url("/post")
         let started = ContinuousClock.now
-        let response = await Session.default.upload(Data(count: 256 * 1024), to: url)
+        let response = await Session.suite.upload(Data(count: 256 * 1024), to: url)
             .limitUploadRate(to: 512 * 1024)
             .serializingData()
             .response
@@ -155,7 +155,7 @@ import Testing
     @Test func aSuspendedUploadStopsPullingItsBody() async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: Data.self)
         let url = try await Backend.inProcess.url("/post")
-        let request = Session.default.upload(stream, length: 8, to: url)
+        let request = Session.suite.upload(stream, length: 8, to: url)
         let progress = request.uploadProgress()
         let task = request.serializingData()
         continuation.yield(Data("1234".utf8))

@@ -53,6 +53,7 @@ extension BaseRequest {
                 continue
             }
             finish.totalTimer?.cancel()
+            self.context.requests.finished(self)
             self.context.telemetry?.requestFinished(self, outcome: outcome, retryCount: self.retryCount)
             self.context.eventMonitor?.requestDidFinish(self)
             for handler in finish.handlers { handler(outcome) }

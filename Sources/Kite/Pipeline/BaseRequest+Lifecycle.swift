@@ -74,9 +74,13 @@ extension BaseRequest {
         // Not `Task.immediate`: it saves the first hop, but (Swift 6.3) a task it starts takes its
         // status-record lock at every executor switch and enqueue, which costs as much again; the
         // throughput of the two is the same within the benchmarks' noise (BENCHMARKS.md).
+        // In the session's running requests before the pipeline can finish (which removes it); one made before
+        // a `cancelAllRequests()` is cancelled now instead.
+        let admitted = self.context.requests.started(self, madeIn: self.generation)
         let task = Task { await self.runPipeline() }
         let cancelNow = self.machine.withLockedValue { $0.pipelineStarted(task) }
         if cancelNow { task.cancel() }
+        if !admitted { self.cancel() }
     }
 
     /// Waits while the request is suspended; throws once it is stopping (cancelled or timed out) or over.

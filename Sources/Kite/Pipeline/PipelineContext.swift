@@ -46,6 +46,8 @@ final class PipelineContext: Sendable {
     let callbackQueue: DispatchQueue
     /// Where handlers attached to finished requests serialize their responses.
     let serializationQueue: DispatchQueue
+    /// The session's running requests (``Session/cancelAllRequests(completingOnQueue:completion:)``).
+    let requests = RequestRegistry()
 
     init(
         configuration: Session.Configuration,

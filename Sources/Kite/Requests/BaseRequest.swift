@@ -91,6 +91,9 @@ public class BaseRequest: @unchecked Sendable {
     /// Where the request body comes from.
     let bodySource: RequestBodySource
 
+    /// The session's cancellation generation when the request was made (``RequestRegistry``).
+    let generation: UInt64
+
     init(
         session: Session,
         draft: Result<RequestDraft, KiteError>,
@@ -102,6 +105,7 @@ public class BaseRequest: @unchecked Sendable {
         self.sink = sink
         self.bodySource = body
         self.draftResult = draft
+        self.generation = session.context.requests.currentGeneration
         self.uploadReporter = ProgressReporter(in: self.machine, isUpload: true)
         self.downloadReporter = ProgressReporter(in: self.machine, isUpload: false)
         self.context.eventMonitor?.requestDidCreate(self)
@@ -257,6 +261,17 @@ public class BaseRequest: @unchecked Sendable {
                 )
             )
         }
+    }
+}
+
+/// Requests are equal when they are the same request, as Alamofire's `Request` is `Hashable` by its identity.
+extension BaseRequest: Hashable {
+    public static func == (lhs: BaseRequest, rhs: BaseRequest) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
     }
 }
 

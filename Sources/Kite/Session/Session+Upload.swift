@@ -130,6 +130,34 @@ extension Session {
         return UploadRequest(session: self, draft: draft, source: .file(fileURL)).intercepted(by: interceptor)
     }
 
+    /// Uploads a file with a whole request from a `URLRequest` or your own router, as
+    /// ``upload(_:to:method:headers:interceptor:requestModifier:)-(URL,_,_,_,_,_)`` does; the request's `httpBody`
+    /// is replaced by the file.
+    ///
+    /// ```swift
+    /// var urlRequest = URLRequest(url: URL(string: "http://127.0.0.1:8080/upload")!)
+    /// urlRequest.httpMethod = "PUT"
+    /// let receipt = try await session.upload(URL(fileURLWithPath: "/tmp/report.pdf"), with: urlRequest)
+    ///     .serializingJSON()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - fileURL: The file.
+    ///   - convertible: The request.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        _ fileURL: URL,
+        with convertible: any URLRequestConvertible,
+        interceptor: (any RequestInterceptor)? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let draft = Self.makeDraft(convertible, modifier: requestModifier)
+        return UploadRequest(session: self, draft: draft, source: .file(fileURL)).intercepted(by: interceptor)
+    }
+
     /// Uploads a multipart form, streamed from its parts' sources with an exact `Content-Length` and
     /// `Content-Type: multipart/form-data; boundary=…` (unless the headers set one).
     ///
@@ -216,6 +244,84 @@ extension Session {
             usingThreshold: threshold,
             method: method,
             headers: headers,
+            interceptor: interceptor,
+            requestModifier: requestModifier
+        )
+    }
+
+    /// Uploads a multipart form with a whole request from a `URLRequest` or your own router, as
+    /// ``upload(multipartFormData:to:usingThreshold:method:headers:interceptor:requestModifier:)-(MultipartFormData,_,_,_,_,_,_)``
+    /// does; the request's `httpBody` is replaced by the form, and its `Content-Type` is the form's unless the
+    /// request names one.
+    ///
+    /// ```swift
+    /// var form = MultipartFormData()
+    /// form.append(Data("kite".utf8), withName: "name")
+    /// var urlRequest = URLRequest(url: URL(string: "http://127.0.0.1:8080/upload")!)
+    /// urlRequest.httpMethod = "PUT"
+    /// let receipt = try await session.upload(multipartFormData: form, with: urlRequest).serializingJSON().value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - multipartFormData: The form.
+    ///   - convertible: The request.
+    ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        multipartFormData: MultipartFormData,
+        with convertible: any URLRequestConvertible,
+        usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        interceptor: (any RequestInterceptor)? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let draft = Self.makeDraft(convertible, modifier: requestModifier).map { draft in
+            var draft = draft
+            if draft.headerFields[.contentType] == nil {
+                draft.headerFields[.contentType] = multipartFormData.contentType
+            }
+            return draft
+        }
+        return UploadRequest(session: self, draft: draft, source: .multipart(multipartFormData, threshold: threshold))
+            .intercepted(by: interceptor)
+    }
+
+    /// Uploads a multipart form built by `builder` with a whole request, as
+    /// ``upload(multipartFormData:with:usingThreshold:interceptor:requestModifier:)-(MultipartFormData,_,_,_,_)`` does.
+    ///
+    /// ```swift
+    /// let urlRequest = URLRequest(url: URL(string: "http://127.0.0.1:8080/upload")!)
+    /// let receipt = try await session.upload(
+    ///         multipartFormData: { form in
+    ///             form.append(Data("kite".utf8), withName: "name")
+    ///         },
+    ///         with: urlRequest
+    ///     )
+    ///     .serializingJSON()
+    ///     .value
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - builder: Appends the parts.
+    ///   - convertible: The request.
+    ///   - threshold: The largest form encoded in memory, in bytes; 10 MB by default.
+    ///   - interceptor: Adapts and retries this request, after the session's interceptor.
+    ///   - requestModifier: A closure that can change the draft last.
+    /// - Returns: The request.
+    public func upload(
+        multipartFormData builder: (inout MultipartFormData) -> Void,
+        with convertible: any URLRequestConvertible,
+        usingThreshold threshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        interceptor: (any RequestInterceptor)? = nil,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        var form = MultipartFormData()
+        builder(&form)
+        return self.upload(
+            multipartFormData: form,
+            with: convertible,
+            usingThreshold: threshold,
             interceptor: interceptor,
             requestModifier: requestModifier
         )

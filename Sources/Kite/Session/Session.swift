@@ -142,6 +142,49 @@ public final class Session: Sendable {
         try await self.transport.shutdown()
     }
 
+    /// Cancels every request of the session that has not finished, as Alamofire's `cancelAllRequests` does: the
+    /// running ones now, and those made before this call but not yet started (no handler attached yet) when they
+    /// start. Their handlers get ``KiteError`` with code `cancelled`. Requests made afterwards run as usual.
+    ///
+    /// ```swift
+    /// session.cancelAllRequests {
+    ///     print("every request was told to cancel")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where `completion` runs; the session's ``callbackQueue`` when `nil` (Alamofire's default,
+    ///     `DispatchQueue.main`, runs nothing on Linux unless the program drives the main queue).
+    ///   - completion: Runs once every running request was told to cancel (as in Alamofire, not once their
+    ///     handlers ran).
+    public func cancelAllRequests(
+        completingOnQueue queue: DispatchQueue? = nil,
+        completion: (@Sendable () -> Void)? = nil
+    ) {
+        for request in self.context.requests.cancelAll() {
+            request.cancel()
+        }
+        if let completion {
+            (queue ?? self.callbackQueue).async(execute: completion)
+        }
+    }
+
+    /// Runs `action` with the session's running requests: those started (a handler attached, or ``BaseRequest/resume()``)
+    /// and not yet finished, as Alamofire's `withAllRequests` gives its active requests. A request made but not
+    /// started is not among them (Alamofire's set has it).
+    ///
+    /// ```swift
+    /// session.withAllRequests { requests in
+    ///     requests.forEach { $0.suspend() }
+    /// }
+    /// ```
+    ///
+    /// - Parameter action: Gets the requests; runs on the calling thread, with no lock held.
+    /// - Returns: What `action` returns.
+    public func withAllRequests<Result>(perform action: (Set<BaseRequest>) throws -> Result) rethrows -> Result {
+        try action(Set(self.context.requests.all))
+    }
+
     /// The default header fields a session with `configuration` sends: the configured ones, and
     /// `Accept-Encoding` when the engine decompresses.
     static func sentDefaultHeaders(for configuration: Configuration) -> HTTPFields {

@@ -171,7 +171,7 @@ import Testing
     /// body-streaming task waiting, forever, for a demand that never comes (RELIABILITY.md). That task must keep
     /// neither the request, nor the body in memory, nor the file open: before, every such upload kept its request,
     /// its whole body and its file's descriptor for the life of the process.
-    @Test(.serialized, arguments: ["memory", "file"], ["close", "drain"])
+    @Test(arguments: ["memory", "file"], ["close", "drain"])
     func anUploadAnsweredEarlyWith413LetsGoOfItsRequestBodyAndFile(source: String, then: String) async throws {
         let folder = try DownloadTests.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -4,11 +4,13 @@ import Kite
 import NIOConcurrencyHelpers
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Alamofire's names that port unchanged: `HTTPHeader` helpers on `HTTPField`, `HTTPHeaders.add(name:value:)`,
 /// a request that prints itself.
-/// One test at a time: with every suite in parallel, a CI run once saw this suite's first requests wait out the
-/// 10 s connect timeout while the in-process server was being started by all the suites at once.
-@Suite(.serialized) struct AlamofireNamesTests {
+@Suite struct AlamofireNamesTests {
     @Test func theFieldHelpersMakeAlamofiresExactFields() {
         let expected: [(HTTPField, String, String)] = [
             (.accept("application/json"), "Accept", "application/json"),
@@ -171,5 +173,50 @@ import Testing
         let response = await session.request(try await Backend.inProcess.url("/redirect/1")).serializingData().response
         #expect(response.response?.status.code == 302, "the redirect handler given is the one used")
         try await session.shutdown()
+    }
+
+    /// `upload(_:with:)` and `upload(multipartFormData:with:)` take the method and fields of a `URLRequest`.
+    @Test(arguments: Backend.available)
+    func uploadsTakeAWholeURLRequest(backend: Backend) async throws {
+        let bytes = Data("file body \u{1}\u{2}".utf8)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kite-with-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("body.bin")
+        try bytes.write(to: file)
+        var put = URLRequest(url: URL(string: try await backend.url("/put"))!)
+        put.httpMethod = "PUT"
+        put.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        put.setValue("with-file", forHTTPHeaderField: "X-Upload-Form")
+        let echo = try await Session.suite.upload(file, with: put).validate().serializingDecodable(LooseEcho.self).value
+        #expect(echo.data == String(decoding: bytes, as: UTF8.self))
+        #expect(echo.headers.header("X-Upload-Form") == "with-file")
+        #expect(echo.headers.header("Content-Length") == "\(bytes.count)")
+
+        var form = MultipartFormData()
+        form.append(Data("kite".utf8), withName: "name")
+        put.setValue(nil, forHTTPHeaderField: "Content-Type")
+        let formEcho = try await Session.suite.upload(multipartFormData: form, with: put)
+            .validate()
+            .serializingDecodable(LooseEcho.self)
+            .value
+        #expect(formEcho.form?["name"] == .string("kite"))
+        #expect(formEcho.headers.header("Content-Type") == form.contentType)
+
+        let built = try await Session.suite.upload(
+            multipartFormData: { form in form.append(Data("built".utf8), withName: "name") },
+            with: put
+        )
+        .validate()
+        .serializingDecodable(LooseEcho.self)
+        .value
+        #expect(built.form?["name"] == .string("built"))
+        #expect(built.headers.header("Content-Type")?.hasPrefix("multipart/form-data; boundary=") == true)
+
+        // A GET route refuses the PUT: the URLRequest's method is the one sent.
+        var get = put
+        get.url = URL(string: try await backend.url("/get"))!
+        let refused = await Session.suite.upload(file, with: get).serializingData().response
+        #expect(refused.response?.status.code == 405, "\(refused)")
     }
 }

@@ -134,7 +134,12 @@ import Testing
     @Test func anUntrustedCertificateFailsWithItsReason() async throws {
         let server = try await UntrustedTLSServer()
         let url = "https://127.0.0.1:\(server.port)/get"
-        let error = try #require(await Session.suite.request(url).serializingData().response.error)
+        var error = try #require(await Session.suite.request(url).serializingData().response.error)
+        if error.message.hasSuffix("its certificate failed verification") {
+            // The chain is read on a second connection within 2 s; once, while every suite started at once, a
+            // full run's load kept that from finishing in time. A second request, after the start, reads it.
+            error = try #require(await Session.suite.request(url).serializingData().response.error)
+        }
         try await server.shutdown()
         #expect(error.code == .serverTrustEvaluationFailed)
         #expect(

@@ -416,7 +416,7 @@ private final class ManualClock: Sendable {
 }
 
 /// Every request a ``RetryPolicy`` may retry pays into its budget once, whatever role the policy has.
-@Suite(.serialized) struct RetryBudgetRoleTests {
+@Suite struct RetryBudgetRoleTests {
     /// A policy that retries a 503 once at once, with a budget that only deposits pay for.
     private static func policy() -> RetryPolicy {
         RetryPolicy(

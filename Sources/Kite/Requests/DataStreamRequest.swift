@@ -56,6 +56,13 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         public let metrics: ResponseMetrics?
         /// Why it failed, if it did (including validation and cancellation).
         public let error: KiteError?
+
+        init(_ outcome: RequestOutcome) {
+            self.request = outcome.request
+            self.response = outcome.response
+            self.metrics = outcome.metrics
+            self.error = outcome.error
+        }
     }
 
     /// A stream validator's check of the response head.
@@ -102,12 +109,7 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         }
         self.machine.withLockedValue { $0.record.streamReaders.append(reader) }
         self.appendHandler { [self] outcome in
-            let completion = Completion(
-                request: outcome.request,
-                response: outcome.response,
-                metrics: outcome.metrics,
-                error: outcome.error
-            )
+            let completion = Completion(outcome)
             let stream = Stream(event: .complete(completion), request: self)
             queue.async { handler(stream) }
         }

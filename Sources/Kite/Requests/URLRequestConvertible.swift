@@ -20,9 +20,11 @@ import FoundationNetworking
 /// let user = try await Session.default.request(Router.user(id: 1)).serializingData().value
 /// ```
 ///
-/// Kite reads the URL, method, header fields, body, `httpShouldHandleCookies` and a non-default
-/// `timeoutInterval` (as the total timeout). Methods and header fields holding CR, LF or NUL are rejected with a ``KiteError``;
-/// `httpBodyStream` is not supported (use an upload instead).
+/// Kite reads the URL, method, header fields, body and `httpShouldHandleCookies`. Methods and header fields holding
+/// CR, LF or NUL are rejected with a ``KiteError``; `httpBodyStream` is not supported (use an upload instead). A
+/// `timeoutInterval` other than the default 60 s is refused (`invalidRequest`): URLSession resets it whenever bytes
+/// arrive, and Kite's idle timeouts are the session's (``Session/Timeouts``), so taking it as anything else would
+/// change what it means; give the request a total timeout with a `requestModifier` (``RequestDraft/timeout``).
 public protocol URLRequestConvertible: Sendable {
     /// The request, or an error that says why there is none.
     ///
@@ -78,7 +80,16 @@ extension URLRequest {
         }
         var draft = RequestDraft(method: method, url: url, headerFields: fields, body: self.httpBody)
         if self.timeoutInterval != 60, self.timeoutInterval > 0 {
-            draft.timeout = .milliseconds(Int64((self.timeoutInterval * 1000).rounded()))
+            // URLSession resets this timeout whenever bytes arrive (an idle timeout); Kite's idle timeouts are the
+            // session's, so a silent change of meaning (a long download cut off) is refused instead.
+            let seconds = Duration.milliseconds(Int64((self.timeoutInterval * 1000).rounded())).kiteDescription
+            throw KiteError(
+                code: .invalidRequest,
+                message: "URLRequest.timeoutInterval (\(seconds)) is an idle timeout in URLSession, and Kite's idle "
+                    + "timeouts are the session's: leave it at 60 and set Session.Configuration.timeouts.idleRead, "
+                    + "or give the request a total timeout with requestModifier: { $0.timeout = .seconds(…) }",
+                request: summary
+            )
         }
         draft.httpShouldHandleCookies = self.httpShouldHandleCookies
         return draft

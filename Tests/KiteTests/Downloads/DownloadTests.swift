@@ -111,13 +111,13 @@ import Testing
         let duration = Int((2 / (1 - fraction)).rounded(.up))
         let url = try await backend.url("/range/\(size)?duration=\(duration)&chunk_size=4096")
         let request = Session.suite.download(url, to: Self.destination(target))
-        let progress = request.downloadProgress()
-        let task = request.serializingDownloadedFileURL()
-        for await value in progress where value.completedBytes >= Int64(Double(size) * fraction) {
-            request.cancel(producingResumeData: true)
-            break
+        // Cancelled from the progress handler itself, on a queue of its own: an async sequence of progress read by
+        // the test's task once lagged so far behind under the whole suite's load that the download had finished.
+        let threshold = Int64(Double(size) * fraction)
+        request.downloadProgress(queue: DispatchQueue(label: "resume.progress")) { [weak request] value in
+            if value.completedBytes >= threshold { request?.cancel(producingResumeData: true) }
         }
-        let cancelled = await task.response
+        let cancelled = await request.serializingDownloadedFileURL().response
         #expect(cancelled.error?.code == .cancelled)
         #expect(!FileManager.default.fileExists(atPath: target.path))
         let resumeData = try #require(cancelled.resumeData)

@@ -62,9 +62,8 @@ import FoundationNetworking
         var urlRequest = URLRequest(url: try #require(URL(string: "http://127.0.0.1:8080/put")))
         urlRequest.httpMethod = "PUT"
         urlRequest.httpBody = Data([0x00, 0x41, 0x27, 0xFF])
-        urlRequest.timeoutInterval = 2.5
         #expect(
-            session.request(urlRequest).cURLDescription() == """
+            session.request(urlRequest, requestModifier: { $0.timeout = .milliseconds(2500) }).cURLDescription() == """
                 $ curl -X PUT \\
                     --max-time 2.5 \\
                     --data-binary $'\\x00A\\'\\xff' \\

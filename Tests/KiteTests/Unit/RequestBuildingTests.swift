@@ -169,19 +169,37 @@ import FoundationNetworking
         #expect(try draft.makeHTTPRequest().headerFields[.authorization] == "Bearer t")
     }
 
-    @Test func urlRequestConvertsMethodHeadersBodyAndTimeout() throws {
+    @Test func urlRequestConvertsMethodHeadersAndBody() throws {
         var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/items")))
         urlRequest.httpMethod = "PUT"
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         urlRequest.setValue("7", forHTTPHeaderField: "X-Count")
         urlRequest.httpBody = Data("[1]".utf8)
-        urlRequest.timeoutInterval = 2.5
         let draft = try urlRequest.asRequestDraft()
         #expect(draft.method == .put)
         #expect(draft.headerFields[.contentType] == "application/json")
         #expect(draft.headerFields[try #require(HTTPField.Name("X-Count"))] == "7")
         #expect(draft.body == Data("[1]".utf8))
-        #expect(draft.timeout == .milliseconds(2500))
+        #expect(draft.timeout == nil)
+    }
+
+    /// URLSession's `timeoutInterval` is an idle timeout; Kite refuses it rather than take it as a total timeout
+    /// that would cut off a long download URLSession finishes.
+    @Test func aTimeoutIntervalIsRefusedWithWhatToDoInstead() async throws {
+        var urlRequest = URLRequest(url: try #require(URL(string: "http://example.com/items")))
+        urlRequest.timeoutInterval = 2.5
+        let error = try #require(await Session.suite.request(urlRequest).serializingData().response.error)
+        #expect(error.code == .invalidRequest)
+        #expect(
+            error.description
+                == "GET http://example.com/items failed: URLRequest.timeoutInterval (2.5 s) is an idle timeout in "
+                + "URLSession, and Kite's idle timeouts are the session's: leave it at 60 and set "
+                + "Session.Configuration.timeouts.idleRead, or give the request a total timeout with "
+                + "requestModifier: { $0.timeout = .seconds(…) }"
+        )
+        urlRequest.timeoutInterval = 60
+        let modified = Session.suite.request(urlRequest, requestModifier: { $0.timeout = .milliseconds(2500) })
+        #expect(modified.draft?.timeout == .milliseconds(2500), "the way the message gives")
     }
 
     @Test func urlRequestWithTheDefaultTimeoutUsesTheSessionTimeout() throws {

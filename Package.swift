@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        // `swift package generate-documentation`, which CI runs with warnings as errors.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
@@ -105,6 +107,20 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
+        ),
+        // README's and the DocC articles' examples, extracted by Scripts/doc-examples.py, compiled with the tests;
+        // DocExamplesTests runs those that make requests.
+        .testTarget(
+            name: "DocExamples",
+            dependencies: [
+                "Kite", "KiteTestServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/DocExamples",
+            // The examples show values they never use (`let echo = …`): their warnings are not the code's.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
         .testTarget(
             name: "KiteCLITests",

@@ -17,7 +17,7 @@ extension Session {
         public var timeouts = Timeouts()
 
         /// Header fields sent on every request that does not set the same field. Starts with
-        /// `Accept-Language` and `User-Agent` (see ``HTTPFields/kiteDefaults``); `Accept-Encoding` is
+        /// `Accept-Language` and `User-Agent` (see ``HTTPTypes/HTTPFields/kiteDefaults``); `Accept-Encoding` is
         /// added when decompression is on.
         public var headers: HTTPFields = .kiteDefaults
 

@@ -3,6 +3,7 @@ import Foundation
 import Kite
 import KiteTestServer
 import Logging
+import NIOConcurrencyHelpers
 
 /// `kite tour`: starts the test server on a loopback port and walks through real requests.
 struct TourCommand: AsyncParsableCommand {
@@ -236,6 +237,31 @@ struct TourCommand: AsyncParsableCommand {
         }
         check(refusal.error?.message.contains("is self-signed") == true, "the trust failure was not explained")
         try await selfSigned.shutdown()
+
+        // Alamofire's closure form of a streamed body, decoded as JSON one line at a time as the lines arrive.
+        print("== 19. JSON lines decoded as they stream (responseStreamDecodable)")
+        struct Line: Decodable, Sendable { let id: Int }
+        let ids: [Int] = await withCheckedContinuation { continuation in
+            let seen = NIOLockedValueBox([Int]())
+            session.streamRequest("\(base)/stream/3").responseStreamDecodable(of: Line.self) { stream in
+                if let line = stream.value { seen.withLockedValue { $0.append(line.id) } }
+                if stream.completion != nil { continuation.resume(returning: seen.withLockedValue { $0 }) }
+            }
+        }
+        print("   ids as they arrived: \(ids)\n")
+        check(ids == [0, 1, 2], "the streamed JSON lines were not decoded in order")
+
+        // Every unfinished request of a session cancelled at once, as Alamofire's cancelAllRequests does.
+        print("== 20. Two 10 s requests, cancelled together by cancelAllRequests")
+        let busy = Session()
+        let long = [busy.request("\(base)/drip?duration=10&numbytes=10"), busy.request("\(base)/delay/10")]
+        let tasks = long.map { $0.serializingData() }
+        busy.cancelAllRequests()
+        var cancelledCodes: [String] = []
+        for task in tasks { cancelledCodes.append(await task.response.error.map { "\($0.code)" } ?? "finished") }
+        print("   \(cancelledCodes.joined(separator: ", "))\n")
+        check(cancelledCodes == ["cancelled", "cancelled"], "cancelAllRequests did not cancel both")
+        try await busy.shutdown()
 
         try await server.shutdown()
         if surprises.isEmpty {

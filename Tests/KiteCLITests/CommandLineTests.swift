@@ -79,6 +79,8 @@ import Testing
         #expect(run.output.contains("-> error (responseValidationFailed)"))
         #expect(run.output.contains("landed on http://127.0.0.1:"))
         #expect(run.output.contains("failed: the total timeout (1 s) expired"))
+        #expect(run.output.contains("ids as they arrived: [0, 1, 2]"))
+        #expect(run.output.contains("cancelled together by cancelAllRequests\n   cancelled, cancelled"))
     }
 
     @Test func oneRequestPrintsStatusHeadersAndPrettyJSON() async throws {

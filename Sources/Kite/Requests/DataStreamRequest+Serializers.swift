@@ -170,15 +170,16 @@ extension DataStreamRequest {
         stream handler: @escaping @Sendable (SerializedStream<Value, KiteError>) -> Void
     ) -> Self {
         let parser = NIOLockedValueBox(JSONLinesParser(of: type, decoder: decoder))
+        let failed = NIOLockedValueBox(false)
         return self.responseSerializedStream(
             on: queue,
             handler,
             chunk: { [weak self] data in
-                self?.parsing { try parser.withLockedValue { try $0.parse(data) } } ?? []
+                self?.parsing(failed) { try parser.withLockedValue { try $0.parse(data) } } ?? []
             },
             end: { [weak self] completion in
                 guard completion.error == nil else { return [] }
-                return self?.parsing { try parser.withLockedValue { try $0.finish() } } ?? []
+                return self?.parsing(failed) { try parser.withLockedValue { try $0.finish() } } ?? []
             }
         )
     }
@@ -228,11 +229,17 @@ extension DataStreamRequest {
         )
     }
 
-    /// Runs `parse`; a failure is delivered after the values it returned, and cancels the request with it.
-    private func parsing<Value>(_ parse: () throws -> [Value]) -> [Result<Value, KiteError>] {
+    /// Runs `parse`; a failure is delivered once, and cancels the request with it. Chunks that arrive after it
+    /// (already on their way when the request was cancelled) deliver nothing.
+    private func parsing<Value>(
+        _ failed: NIOLockedValueBox<Bool>,
+        _ parse: () throws -> [Value]
+    ) -> [Result<Value, KiteError>] {
+        guard !failed.withLockedValue({ $0 }) else { return [] }
         do {
             return try parse().map { .success($0) }
         } catch {
+            failed.withLockedValue { $0 = true }
             let failure = (error as? KiteError ?? KiteError(code: .streamDecodingFailed, message: "\(error)"))
                 .naming(self.summary)
             self.cancel(with: failure)

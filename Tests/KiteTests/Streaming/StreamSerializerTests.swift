@@ -97,7 +97,8 @@ import Testing
 
     @Test func aLineThatDoesNotDecodeIsDeliveredAndEndsTheRequest() async throws {
         let recorder = Recorder<Item, KiteError>()
-        let chunks = [Data("{\"id\":1}\n{\"id\":\"two\"}\n".utf8), Data("{\"id\":3}\n".utf8)]
+        // The chunks after the bad line are on their way when the request is cancelled: they deliver nothing.
+        let chunks = [Data("{\"id\":1}\n{\"id\":\"two\"}\n".utf8)] + (3...6).map { Data("{\"id\":\($0)}\n".utf8) }
         let completion = await withCheckedContinuation { continuation in
             Self.mockSession(chunks: chunks).streamRequest("http://api.test/stream")
                 .responseStreamDecodable(of: Item.self) { stream in

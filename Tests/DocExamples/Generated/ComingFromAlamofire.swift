@@ -8,8 +8,8 @@ import Kite
 import FoundationNetworking
 #endif
 enum ComingFromAlamofireExamples {
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:36
-    static func line36() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:78
+    static func line78() async throws {
         // Alamofire
         // AF.request("https://httpbin.org/post", method: .post, parameters: login, encoder: JSONParameterEncoder.default)
         let response = await Session.default.request(
@@ -22,8 +22,8 @@ enum ComingFromAlamofireExamples {
         .response
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:77
-    static func line77() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:194
+    static func line194() async throws {
         let value = try await Session.default.request("\(DocServer.base)/json")
             .validate()
             .serializingDecodable(JSONValue.self)

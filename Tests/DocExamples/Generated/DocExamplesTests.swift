@@ -47,16 +47,16 @@ import Testing
         try await BuildingRequestsExamples.line56()
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:36
-    @Test func ComingFromAlamofire_md_36() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:78
+    @Test func ComingFromAlamofire_md_78() async throws {
         try await DocServer.start()
-        try await ComingFromAlamofireExamples.line36()
+        try await ComingFromAlamofireExamples.line78()
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:77
-    @Test func ComingFromAlamofire_md_77() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:194
+    @Test func ComingFromAlamofire_md_194() async throws {
         try await DocServer.start()
-        try await ComingFromAlamofireExamples.line77()
+        try await ComingFromAlamofireExamples.line194()
     }
 
     /// Sources/Kite/Kite.docc/Downloads.md:7

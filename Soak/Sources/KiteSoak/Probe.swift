@@ -2,6 +2,10 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+
+/// glibc's `malloc_trim` (in `<malloc.h>`, which Swift's Glibc module does not import).
+@_silgen_name("malloc_trim")
+private func mallocTrim(_ pad: Int) -> Int32
 #endif
 
 /// What the process holds at one moment, read from /proc.
@@ -20,7 +24,7 @@ struct ProcessSample: Sendable {
     /// minutes, and a `malloc_trim(0)` at that point brought it to 248 MiB.)
     static func trimmed() -> ProcessSample {
         #if canImport(Glibc)
-        _ = malloc_trim(0)
+        _ = mallocTrim(0)
         #endif
         return Self.now()
     }

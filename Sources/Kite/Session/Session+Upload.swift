@@ -194,12 +194,8 @@ extension Session {
         interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
-        let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) { draft in
-            var draft = draft
-            if draft.headerFields[.contentType] == nil {
-                draft.headerFields[.contentType] = multipartFormData.contentType
-            }
-            return draft
+        let draft = Self.makeDraft(convertible, method: method, headers: headers, modifier: requestModifier) {
+            Self.typed($0, as: multipartFormData)
         }
         return UploadRequest(session: self, draft: draft, source: .multipart(multipartFormData, threshold: threshold))
             .intercepted(by: interceptor)
@@ -276,13 +272,7 @@ extension Session {
         interceptor: (any RequestInterceptor)? = nil,
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
-        let draft = Self.makeDraft(convertible, modifier: requestModifier).map { draft in
-            var draft = draft
-            if draft.headerFields[.contentType] == nil {
-                draft.headerFields[.contentType] = multipartFormData.contentType
-            }
-            return draft
-        }
+        let draft = Self.makeDraft(convertible, modifier: requestModifier).map { Self.typed($0, as: multipartFormData) }
         return UploadRequest(session: self, draft: draft, source: .multipart(multipartFormData, threshold: threshold))
             .intercepted(by: interceptor)
     }
@@ -325,5 +315,13 @@ extension Session {
             interceptor: interceptor,
             requestModifier: requestModifier
         )
+    }
+
+    /// `draft` with the form's `Content-Type` (`multipart/form-data; boundary=…`), unless it names one.
+    private static func typed(_ draft: RequestDraft, as form: MultipartFormData) -> RequestDraft {
+        guard draft.headerFields[.contentType] == nil else { return draft }
+        var typed = draft
+        typed.headerFields[.contentType] = form.contentType
+        return typed
     }
 }

@@ -280,8 +280,14 @@ extension DataStreamRequest {
 struct UTF8Carry: Sendable {
     private var carried: [UInt8] = []
 
-    /// The text of `chunk` after the carried bytes, up to the last complete character.
+    /// The text of `chunk` after the carried bytes, up to the last complete character. Without carried bytes (the
+    /// usual case) the chunk is decoded where it is, not copied first.
     mutating func decode(_ chunk: Data) -> String {
+        if self.carried.isEmpty {
+            let end = chunk.startIndex + Self.completePrefixLength(of: chunk)
+            self.carried = Array(chunk[end...])
+            return String(decoding: chunk[..<end], as: UTF8.self)
+        }
         var bytes = self.carried
         bytes.append(contentsOf: chunk)
         let end = Self.completePrefixLength(of: bytes)
@@ -298,10 +304,10 @@ struct UTF8Carry: Sendable {
     /// How many of `bytes` end before a last character that is not complete yet: a lead byte in the last three
     /// whose sequence runs past the end, with only continuation bytes after it. Anything else (complete, or not
     /// UTF-8) is decoded now.
-    static func completePrefixLength(of bytes: [UInt8]) -> Int {
+    static func completePrefixLength(of bytes: some RandomAccessCollection<UInt8>) -> Int {
         var index = bytes.count - 1
         while index >= 0, index >= bytes.count - 3 {
-            let byte = bytes[index]
+            let byte = bytes[bytes.index(bytes.startIndex, offsetBy: index)]
             if byte & 0xC0 != 0x80 {
                 let length =
                     switch byte {

@@ -303,6 +303,9 @@ extension KiteError {
         /// The proxy could not be used: its URL in the environment is not valid or names a kind the engine cannot
         /// speak, it refused the tunnel, asked for credentials (`407`), or did not answer the handshake in time.
         public static let proxyFailed = Code("proxyFailed")
+        /// The request's cache policy (`returnCacheDataDontLoad`) allows only a stored response, and the
+        /// session's ``ResponseCache`` has none for it.
+        public static let cacheMiss = Code("cacheMiss")
     }
 
     /// Which of a request's timeouts expired.

@@ -214,6 +214,13 @@ enum SystemFile {
         return result == 0 ? nil : SystemError.current()
     }
 
+    /// Renames `source` to `destination`, replacing a file there atomically (`rename(2)`).
+    static func rename(_ source: String, to destination: String) -> SystemError? {
+        guard !source.utf8.contains(0), !destination.utf8.contains(0) else { return SystemError(code: EINVAL) }
+        let result = source.withCString { from in destination.withCString { to in Foundation.rename(from, to) } }
+        return result == 0 ? nil : SystemError.current()
+    }
+
     /// Removes the file at `path`, ignoring failures (for cleaning up a partly written file).
     static func remove(_ path: String) {
         _ = path.withCString { unlink($0) }

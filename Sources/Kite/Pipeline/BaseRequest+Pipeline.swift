@@ -24,6 +24,8 @@ struct PipelineRun {
     var extensions: PipelineExtensions?
     /// Whether the session's cookie jar is used: the session has one and the draft does not opt out.
     var handlesCookies = false
+    /// Where the latest exchange's response came from, when the session has a cache.
+    var cacheStatus = ResponseCacheStatus.network
 
     init(start: NIODeadline) {
         self.start = start
@@ -177,7 +179,8 @@ extension BaseRequest {
             bytesSent: bytesSent,
             bytesReceived: run.counter.received,
             redirectCount: run.redirectCount,
-            connection: connection?.value
+            connection: connection?.value,
+            cacheStatus: run.cacheStatus
         )
     }
 

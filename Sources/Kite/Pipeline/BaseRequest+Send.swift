@@ -22,16 +22,23 @@ extension BaseRequest {
             if case .bytes(let buffer) = hop.body {
                 self.countUpload(Int64(buffer.readableBytes), total: Int64(buffer.readableBytes))
             }
-            let response = try await self.context.transport.send(
-                TransportRequest(
-                    head: self.prepared(hop.head, cookies: run.handlesCookies),
-                    body: hop.body,
-                    deadline: run.deadline,
-                    bodyDelivery: self.sink.bodyDelivery,
-                    events: self
-                )
+            let request = TransportRequest(
+                head: self.prepared(hop.head, cookies: run.handlesCookies),
+                body: hop.body,
+                deadline: run.deadline,
+                bodyDelivery: self.sink.bodyDelivery,
+                events: self
             )
-            if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }
+            let response: TransportResponse
+            if let cache = self.context.cache {
+                let networkHead: HTTPResponse?
+                (response, networkHead) = try await self.exchange(request, through: cache, run: &run)
+                // A stored response's cookies were taken when it came from the server.
+                if run.handlesCookies, let networkHead { self.storeCookies(of: networkHead, for: hop.head) }
+            } else {
+                response = try await self.context.transport.send(request)
+                if run.handlesCookies { self.storeCookies(of: response.head, for: hop.head) }
+            }
             self.context.eventMonitor?.request(self, didReceiveResponse: response.head)
             let code = response.head.status.code
             let challenged = code == 401 && run.extensions?.challenges != nil

@@ -1,5 +1,10 @@
 import Dispatch
+import Foundation
 import HTTPTypes
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the pipeline's stages need from the session that made a request, as one immutable value made once
 /// per session: the stages read this, never ``Session`` itself.
@@ -46,6 +51,12 @@ final class PipelineContext: Sendable {
     let callbackQueue: DispatchQueue
     /// Where handlers attached to finished requests serialize their responses.
     let serializationQueue: DispatchQueue
+    /// The response cache, or `nil` when the session has none.
+    let cache: ResponseCache?
+    /// How requests use the cache unless they set their own policy.
+    let requestCachePolicy: URLRequest.CachePolicy
+    /// Decides what the cache stores for requests without their own handler.
+    let cachedResponseHandler: (any CachedResponseHandler)?
     /// The session's running requests (``Session/cancelAllRequests(completingOnQueue:completion:)``).
     let requests = RequestRegistry()
 
@@ -57,6 +68,7 @@ final class PipelineContext: Sendable {
         eventMonitor: CompositeEventMonitor?,
         telemetry: RequestTelemetry?,
         cookieJar: (any CookieJar)?,
+        cachedResponseHandler: (any CachedResponseHandler)? = nil,
         callbackQueue: DispatchQueue
     ) {
         self.transport = transport
@@ -82,6 +94,9 @@ final class PipelineContext: Sendable {
         self.maximumResponseSize = configuration.maximumResponseSize
         self.totalTimeout = configuration.timeouts.total
         self.callbackQueue = callbackQueue
+        self.cache = configuration.cache
+        self.requestCachePolicy = configuration.requestCachePolicy
+        self.cachedResponseHandler = cachedResponseHandler
         self.serializationQueue = DispatchQueue(label: "dev.kite.session.serialization")
     }
 

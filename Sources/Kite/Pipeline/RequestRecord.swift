@@ -2,6 +2,10 @@ import Foundation
 import HTTPTypes
 import Tracing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A request's settings and records: what the caller set before it started, and what the pipeline wrote
 /// as it ran. Part of the request's state machine (``RequestStateMachine/record``), under its one lock; the
 /// machine owns these fields but makes no decision on them.
@@ -17,6 +21,10 @@ struct RequestRecord {
     var downloadLimiter: RateLimiter?
     /// The data request's own response size limit: `nil` uses the session's, `.some(nil)` has none.
     var maximumResponseSize: Int64?? = nil
+    /// The request's own cache policy and cached-response handler (``BaseRequest/cachePolicy(_:)``,
+    /// ``BaseRequest/cacheResponse(using:)``).
+    var cachePolicy: URLRequest.CachePolicy?
+    var cachedResponseHandler: (any CachedResponseHandler)?
 
     // Records, written as the request runs.
 

@@ -5,6 +5,10 @@ import NIOCore
 import NIOFoundationCompat
 import Tracing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// What every Kite request shares: identity, lifecycle, cancellation and its cURL form.
 ///
 /// You get a ``DataRequest`` from ``Session``; this base class is where `resume()`, `suspend()`,
@@ -165,6 +169,48 @@ public class BaseRequest: @unchecked Sendable {
     @discardableResult
     public func redirect(using handler: any RedirectHandler) -> Self {
         self.machine.withLockedValue { $0.record.redirectHandler = handler }
+        return self
+    }
+
+    /// Sets how this request uses the session's ``ResponseCache``, as `URLRequest.cachePolicy` does in URLSession.
+    ///
+    /// | Policy | Meaning |
+    /// |---|---|
+    /// | `useProtocolCachePolicy` | RFC 9111: a fresh stored response answers, a stale one is revalidated |
+    /// | `reloadIgnoringLocalCacheData` | goes to the server; the response is stored |
+    /// | `reloadIgnoringLocalAndRemoteCacheData` | also asks caches on the way not to answer (`Cache-Control: no-cache`) |
+    /// | `returnCacheDataElseLoad` | a stored response answers whatever its age; else the server |
+    /// | `returnCacheDataDontLoad` | a stored response answers whatever its age; else `cacheMiss` |
+    /// | `reloadRevalidatingCacheData` | a stored response answers only after the server confirmed it (`304`) |
+    ///
+    /// ```swift
+    /// let response = await session.request("http://127.0.0.1:8080/cache/60")
+    ///     .cachePolicy(.returnCacheDataElseLoad)
+    ///     .serializingData()
+    ///     .response
+    /// print(response.metrics?.cacheStatus as Any)
+    /// ```
+    ///
+    /// - Parameter policy: The policy.
+    /// - Returns: The request.
+    @discardableResult
+    public func cachePolicy(_ policy: URLRequest.CachePolicy) -> Self {
+        self.machine.withLockedValue { $0.record.cachePolicy = policy }
+        return self
+    }
+
+    /// Sets the request's own ``CachedResponseHandler``, which replaces the session's: Alamofire's
+    /// `cacheResponse(using:)`.
+    ///
+    /// ```swift
+    /// session.request("http://127.0.0.1:8080/cache/60").cacheResponse(using: ResponseCacher.doNotCache)
+    /// ```
+    ///
+    /// - Parameter handler: Decides what the cache stores, such as ``ResponseCacher/doNotCache``.
+    /// - Returns: The request.
+    @discardableResult
+    public func cacheResponse(using handler: any CachedResponseHandler) -> Self {
+        self.machine.withLockedValue { $0.record.cachedResponseHandler = handler }
         return self
     }
 

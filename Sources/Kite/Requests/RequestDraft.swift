@@ -1,6 +1,10 @@
 import Foundation
 import HTTPTypes
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -42,6 +46,10 @@ public struct RequestDraft: Sendable, Hashable {
     /// `false` sends no cookies from the jar and stores none of the cookies its responses set. It cannot turn
     /// cookies on in a session whose ``Session/Configuration-swift.struct/httpShouldHandleCookies`` is off.
     public var httpShouldHandleCookies = true
+
+    /// How this request uses the session's ``ResponseCache`` (`URLRequest.cachePolicy`); `nil` uses the session's
+    /// ``Session/Configuration-swift.struct/requestCachePolicy``.
+    public var cachePolicy: URLRequest.CachePolicy?
 
     /// Creates a draft.
     ///

@@ -92,6 +92,9 @@ extension URLRequest {
             )
         }
         draft.httpShouldHandleCookies = self.httpShouldHandleCookies
+        if self.cachePolicy != .useProtocolCachePolicy {
+            draft.cachePolicy = self.cachePolicy
+        }
         return draft
     }
 }

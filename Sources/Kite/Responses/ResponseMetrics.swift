@@ -49,6 +49,9 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     /// silent), when the session collects connection metrics (``Session/Configuration/collectsConnectionMetrics``);
     /// `nil` otherwise or when no request head was written (a refused connection, say).
     public let connection: ConnectionMetrics?
+    /// Where the response came from: the network, or the session's ``ResponseCache`` and why (a fresh hit, a
+    /// `304` revalidation, a stale copy). Always ``ResponseCacheStatus/network`` without a cache.
+    public let cacheStatus: ResponseCacheStatus
 
     /// Creates metrics.
     ///
@@ -61,6 +64,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
     ///   - bytesReceived: Response body bytes received.
     ///   - redirectCount: Redirects followed.
     ///   - connection: The connection that served the final response.
+    ///   - cacheStatus: Where the response came from.
     public init(
         requestStartTime: Date,
         latency: Duration?,
@@ -69,7 +73,8 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
         bytesSent: Int64,
         bytesReceived: Int64,
         redirectCount: Int,
-        connection: ConnectionMetrics? = nil
+        connection: ConnectionMetrics? = nil,
+        cacheStatus: ResponseCacheStatus = .network
     ) {
         self.requestStartTime = requestStartTime
         self.latency = latency
@@ -79,6 +84,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
         self.bytesReceived = bytesReceived
         self.redirectCount = redirectCount
         self.connection = connection
+        self.cacheStatus = cacheStatus
     }
 
     public var description: String {
@@ -88,6 +94,7 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
             + "\(self.serializationDuration.kiteDescription), total \(self.totalDuration.kiteDescription), "
             + "\(self.bytesSent) bytes sent, \(self.bytesReceived) bytes received, \(self.redirectCount) redirects"
             + (self.connection.map { ", \($0)" } ?? "")
+            + (self.cacheStatus.isFromCache ? ", cache \(self.cacheStatus)" : "")
     }
 
     func withSerializationDuration(_ duration: Duration) -> ResponseMetrics {
@@ -99,7 +106,8 @@ public struct ResponseMetrics: Sendable, Hashable, CustomStringConvertible {
             bytesSent: self.bytesSent,
             bytesReceived: self.bytesReceived,
             redirectCount: self.redirectCount,
-            connection: self.connection
+            connection: self.connection,
+            cacheStatus: self.cacheStatus
         )
     }
 }

@@ -1,6 +1,10 @@
 import Foundation
 import HTTPTypes
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension Session {
     /// How a ``Session`` sends requests: timeouts, default headers, redirects, decompression.
     ///
@@ -85,6 +89,15 @@ extension Session {
         /// The jar the session keeps cookies in; `nil` (the default) gives each session an in-memory
         /// ``HTTPCookieJar`` of its own. Give several sessions one jar to share cookies, or a persisting one.
         public var cookieJar: (any CookieJar)?
+
+        /// The response cache (RFC 9111), in memory and on disk; `nil` (the default): every request goes to the
+        /// server, as with async-http-client. See ``ResponseCache``.
+        public var cache: ResponseCache?
+
+        /// How requests use ``cache`` unless they set their own (``BaseRequest/cachePolicy(_:)``,
+        /// `URLRequest.cachePolicy`): URLSessionConfiguration's `requestCachePolicy`. By default the rules of
+        /// RFC 9111 (`useProtocolCachePolicy`).
+        public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
         /// Whether requests wait for the network while it is unreachable (URLSession's `waitsForConnectivity`),
         /// for at most ``connectivityTimeout``; off by default. See ``WaitForConnectivity``.

@@ -70,6 +70,8 @@ public final class Session: Sendable {
     ///   - serverTrustManager: Chooses the evaluator that decides whether each HTTPS host is trusted
     ///     (pinning, private CAs); `nil` verifies every server against the trust roots.
     ///   - redirectHandler: Decides about redirects (``Redirector``); `nil` follows them by Kite's rules.
+    ///   - cachedResponseHandler: Decides what the session's ``Configuration-swift.struct/cache`` stores
+    ///     (``ResponseCacher``); `nil` stores what RFC 9111 allows.
     ///   - eventMonitors: Observe every request's lifecycle (``EventMonitor``).
     ///
     /// The extensions come in Alamofire's order (`interceptor`, `serverTrustManager`, `redirectHandler`,
@@ -82,6 +84,7 @@ public final class Session: Sendable {
         interceptor: (any RequestInterceptor)? = nil,
         serverTrustManager: ServerTrustManager? = nil,
         redirectHandler: (any RedirectHandler)? = nil,
+        cachedResponseHandler: (any CachedResponseHandler)? = nil,
         eventMonitors: [any EventMonitor] = []
     ) {
         self.init(
@@ -95,6 +98,7 @@ public final class Session: Sendable {
             logger: logger,
             interceptor: interceptor,
             redirectHandler: redirectHandler,
+            cachedResponseHandler: cachedResponseHandler,
             eventMonitors: eventMonitors
         )
     }
@@ -106,6 +110,7 @@ public final class Session: Sendable {
         logger: Logger? = nil,
         interceptor: (any RequestInterceptor)? = nil,
         redirectHandler: (any RedirectHandler)? = nil,
+        cachedResponseHandler: (any CachedResponseHandler)? = nil,
         eventMonitors: [any EventMonitor] = []
     ) {
         self.configuration = configuration
@@ -125,6 +130,7 @@ public final class Session: Sendable {
             eventMonitor: eventMonitors.isEmpty ? nil : CompositeEventMonitor(monitors: eventMonitors),
             telemetry: RequestTelemetry.make(configuration: configuration, logger: self.logger),
             cookieJar: configuration.httpShouldHandleCookies ? configuration.cookieJar ?? HTTPCookieJar() : nil,
+            cachedResponseHandler: cachedResponseHandler,
             callbackQueue: callbackQueue ?? DispatchQueue(label: "dev.kite.session.callbacks")
         )
     }

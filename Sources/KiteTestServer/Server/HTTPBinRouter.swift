@@ -24,6 +24,7 @@ enum HTTPBinRouter {
         router.addEncodingRoutes()
         router.addFormatRoutes()
         router.addCachingRoutes()
+        router.addCacheProbeRoutes()
         router.addUploadRoutes()
         router.addEventStreamRoutes()
         router.addStreamLinesRoutes()

@@ -23,6 +23,7 @@ public final class ClosureEventMonitor: EventMonitor {
         var requestDidAdaptInitialRequestToAdaptedRequest: (@Sendable (BaseRequest, HTTPRequest, HTTPRequest) -> Void)?
         var requestDidFailToAdaptRequestWithError: (@Sendable (BaseRequest, HTTPRequest, KiteError) -> Void)?
         var requestDidReceiveResponse: (@Sendable (BaseRequest, HTTPResponse) -> Void)?
+        var requestDidUseCache: (@Sendable (BaseRequest, ResponseCacheStatus) -> Void)?
         var requestWillFollowRedirect: (@Sendable (BaseRequest, HTTPRequest, HTTPResponse) -> Void)?
         var requestDidDecideRetry: (@Sendable (BaseRequest, RetryResult, KiteError) -> Void)?
         var requestIsRetrying: (@Sendable (BaseRequest) -> Void)?
@@ -87,6 +88,12 @@ public final class ClosureEventMonitor: EventMonitor {
     public var requestDidReceiveResponse: (@Sendable (BaseRequest, HTTPResponse) -> Void)? {
         get { self.closures.withLockedValue { $0.requestDidReceiveResponse } }
         set { self.closures.withLockedValue { $0.requestDidReceiveResponse = newValue } }
+    }
+
+    /// The session's response cache handled an exchange, with where the response came from.
+    public var requestDidUseCache: (@Sendable (BaseRequest, ResponseCacheStatus) -> Void)? {
+        get { self.closures.withLockedValue { $0.requestDidUseCache } }
+        set { self.closures.withLockedValue { $0.requestDidUseCache = newValue } }
     }
 
     /// A redirect is about to be followed (next request, redirect response).
@@ -172,6 +179,10 @@ public final class ClosureEventMonitor: EventMonitor {
 
     public func request(_ request: BaseRequest, didReceiveResponse response: HTTPResponse) {
         self.requestDidReceiveResponse?(request, response)
+    }
+
+    public func request(_ request: BaseRequest, didUseCache status: ResponseCacheStatus) {
+        self.requestDidUseCache?(request, status)
     }
 
     public func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse) {

@@ -36,6 +36,9 @@ public protocol EventMonitor: Sendable {
     func request(_ request: BaseRequest, didFailToAdaptRequest initial: HTTPRequest, withError error: KiteError)
     /// A response head arrived (also a redirect's or a challenge's).
     func request(_ request: BaseRequest, didReceiveResponse response: HTTPResponse)
+    /// The session's ``ResponseCache`` handled an exchange: `status` says whether it answered (a hit, a
+    /// revalidation, a stale copy) or the response came from the network.
+    func request(_ request: BaseRequest, didUseCache status: ResponseCacheStatus)
     /// Kite is about to follow a redirect to `next`.
     func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse)
     /// The retriers decided about a failed attempt.
@@ -72,6 +75,7 @@ extension EventMonitor {
         withError error: KiteError
     ) {}
     public func request(_ request: BaseRequest, didReceiveResponse response: HTTPResponse) {}
+    public func request(_ request: BaseRequest, didUseCache status: ResponseCacheStatus) {}
     public func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse) {}
     public func request(_ request: BaseRequest, didDecideRetry result: RetryResult, dueTo error: KiteError) {}
     public func requestIsRetrying(_ request: BaseRequest) {}
@@ -126,6 +130,9 @@ public struct CompositeEventMonitor: EventMonitor {
     }
     public func request(_ request: BaseRequest, didReceiveResponse response: HTTPResponse) {
         self.dispatch { $0.request(request, didReceiveResponse: response) }
+    }
+    public func request(_ request: BaseRequest, didUseCache status: ResponseCacheStatus) {
+        self.dispatch { $0.request(request, didUseCache: status) }
     }
     public func request(_ request: BaseRequest, willFollowRedirectTo next: HTTPRequest, for response: HTTPResponse) {
         self.dispatch { $0.request(request, willFollowRedirectTo: next, for: response) }

@@ -1,0 +1,437 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The cache's disk tier: one directory, bounded in bytes, least recently used evicted first.
+///
+/// Each entry is two files named by its id: `ID.body`, then `ID.head` (JSON). Both are written under a
+/// `.partial` name and renamed into place, the head last, so a process killed mid-write leaves the old entry
+/// or none, never a torn one. The directory is read once, when the store is first used: a head that does not
+/// parse, names another format, or whose body is missing or has another size is a damaged entry, removed then
+/// (or when it is first read). Two stores (in two sessions or two processes) may share a directory: each sees
+/// the entries that were there when it started and those it stores itself; an entry the other one removed is
+/// a miss.
+///
+/// File calls run on NIO's blocking-I/O thread pool, never on Swift's cooperative threads.
+final class DiskCacheStore: CacheStore {
+    let directory: URL
+    let capacity: Int64
+    let maximumEntrySize: Int64
+
+    /// What a `.head` file holds.
+    struct Head: Codable {
+        static let currentFormat = "kite-cache-1"
+        var format: String
+        var id: UUID
+        var key: String
+        var status: Int
+        var reason: String
+        /// Name and value of each field, in order.
+        var fields: [[String]]
+        var method: String
+        var varying: [String: String?]
+        var requestTime: Double
+        var responseTime: Double
+        var bodyLength: Int64
+
+        init(_ response: CachedResponse, bodyLength: Int64) {
+            self.format = Self.currentFormat
+            self.id = response.id
+            self.key = response.key
+            self.status = response.response.status.code
+            self.reason = response.response.status.reasonPhrase
+            self.fields = response.response.headerFields.map { [$0.name.rawName, $0.value] }
+            self.method = response.requestMethod.rawValue
+            self.varying = response.varyingRequestFields
+            self.requestTime = response.requestTime.timeIntervalSince1970
+            self.responseTime = response.responseTime.timeIntervalSince1970
+            self.bodyLength = bodyLength
+        }
+
+        /// The response, or `nil` when the head is damaged or foreign.
+        var response: CachedResponse? {
+            guard self.format == Self.currentFormat, (100...999).contains(self.status), self.bodyLength >= 0,
+                let method = HTTPRequest.Method(self.method), self.requestTime.isFinite, self.responseTime.isFinite
+            else { return nil }
+            var headerFields = HTTPFields()
+            for pair in self.fields {
+                guard pair.count == 2, let name = HTTPField.Name(pair[0]), HTTPField.isValidValue(pair[1]) else {
+                    return nil
+                }
+                headerFields.append(HTTPField(name: name, value: pair[1]))
+            }
+            return CachedResponse(
+                id: self.id,
+                key: self.key,
+                response: HTTPResponse(
+                    status: HTTPResponse.Status(code: self.status, reasonPhrase: self.reason),
+                    headerFields: headerFields
+                ),
+                requestMethod: method,
+                varyingRequestFields: self.varying,
+                requestTime: Date(timeIntervalSince1970: self.requestTime),
+                responseTime: Date(timeIntervalSince1970: self.responseTime),
+                bodyLength: self.bodyLength
+            )
+        }
+    }
+
+    private struct Entry {
+        var response: CachedResponse
+        var cost: Int64
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var entries: [UUID: Entry] = [:]
+        var keys: [String: [UUID]] = [:]
+        var used: Int64 = 0
+        var clock: UInt64 = 0
+
+        mutating func tick() -> UInt64 {
+            self.clock += 1
+            return self.clock
+        }
+
+        /// Adds `entry`; returns the entries evicted to make room.
+        mutating func insert(_ entry: Entry, capacity: Int64) -> [CachedResponse] {
+            self.remove(entry.response.id)
+            self.entries[entry.response.id] = entry
+            self.keys[entry.response.key, default: []].append(entry.response.id)
+            self.used += entry.cost
+            var evicted: [CachedResponse] = []
+            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
+                if let removed = self.remove(oldest.response.id) { evicted.append(removed.response) }
+            }
+            return evicted
+        }
+
+        @discardableResult
+        mutating func remove(_ id: UUID) -> Entry? {
+            guard let entry = self.entries.removeValue(forKey: id) else { return nil }
+            self.used -= entry.cost
+            let key = entry.response.key
+            self.keys[key]?.removeAll { $0 == id }
+            if self.keys[key]?.isEmpty == true { self.keys[key] = nil }
+            return entry
+        }
+    }
+
+    private let state = NIOLockedValueBox(State())
+    /// Reads the directory once; every call waits for it first.
+    private let loading: Task<Void, Never>
+
+    /// Partial files older than this are left over from a process that died, and removed when the store loads.
+    static let abandonedAge: TimeInterval = 3600
+
+    init(directory: URL, capacity: Int64, maximumEntrySize: Int64) {
+        self.directory = directory.standardizedFileURL
+        self.capacity = max(capacity, 0)
+        self.maximumEntrySize = max(min(maximumEntrySize, self.capacity), 0)
+        let state = self.state
+        let directory = self.directory
+        let capacity = self.capacity
+        self.loading = Task {
+            let found = (try? await Self.blocking { Self.scan(directory) }) ?? []
+            let evicted = state.withLockedValue { state in
+                var evicted: [CachedResponse] = []
+                for (response, cost, _) in found.sorted(by: { $0.2 < $1.2 }) {
+                    let now = state.tick()
+                    evicted += state.insert(Entry(response: response, cost: cost, lastUse: now), capacity: capacity)
+                }
+                return evicted
+            }
+            if !evicted.isEmpty {
+                _ = try? await Self.blocking {
+                    for response in evicted { Self.removeFiles(of: response.id, in: directory) }
+                }
+            }
+        }
+    }
+
+    /// The bytes the entries take now.
+    var usedBytes: Int64 {
+        get async {
+            await self.loading.value
+            return self.state.withLockedValue { $0.used }
+        }
+    }
+
+    func path(of id: UUID, _ suffix: String) -> String {
+        self.directory.appendingPathComponent("\(id.uuidString).\(suffix)").path
+    }
+
+    func responses(forKey key: String) async -> [CachedResponse] {
+        await self.loading.value
+        return self.state.withLockedValue { state in
+            (state.keys[key] ?? []).compactMap { state.entries[$0]?.response }
+        }
+    }
+
+    func body(of response: CachedResponse) async -> ByteChunks? {
+        await self.loading.value
+        let known = self.state.withLockedValue { state -> CachedResponse? in
+            let now = state.tick()
+            guard var entry = state.entries[response.id] else { return nil }
+            entry.lastUse = now
+            state.entries[response.id] = entry
+            return entry.response
+        }
+        guard let known, let length = known.bodyLength else { return nil }
+        let path = self.path(of: response.id, "body")
+        let size = try? await Self.blocking { () throws(SystemFile.SystemError) -> Int64 in
+            try SystemFile.status(ofPath: path).get().size
+        }
+        guard size == length else {
+            // Removed by another process, or damaged: a miss, and gone.
+            await self.remove(known)
+            return nil
+        }
+        let file = MultipartFormData.FileSource(
+            url: URL(fileURLWithPath: path),
+            path: path,
+            size: length,
+            role: "the cached response body"
+        )
+        return ByteChunks.reading(file, chunkSize: 64 * 1024, failure: { $0 })
+    }
+
+    func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
+        await self.loading.value
+        guard self.maximumEntrySize > 0 else { return nil }
+        return Writer(store: self, response: response)
+    }
+
+    func update(_ response: CachedResponse) async {
+        await self.loading.value
+        guard let length = self.state.withLockedValue({ $0.entries[response.id]?.response.bodyLength }) else { return }
+        var updated = response
+        updated.bodyLength = length
+        let written = try? await self.writeHead(updated, bodyLength: length)
+        guard written != nil else { return }
+        self.state.withLockedValue { state in
+            guard var entry = state.entries[response.id] else { return }
+            entry.response = updated
+            state.entries[response.id] = entry
+        }
+    }
+
+    func remove(_ response: CachedResponse) async {
+        await self.loading.value
+        self.state.withLockedValue { _ = $0.remove(response.id) }
+        let directory = self.directory
+        _ = try? await Self.blocking { Self.removeFiles(of: response.id, in: directory) }
+    }
+
+    func removeResponses(forKey key: String) async {
+        await self.loading.value
+        let removed = self.state.withLockedValue { state in
+            (state.keys[key] ?? []).compactMap { state.remove($0)?.response.id }
+        }
+        guard !removed.isEmpty else { return }
+        let directory = self.directory
+        _ = try? await Self.blocking {
+            for id in removed { Self.removeFiles(of: id, in: directory) }
+        }
+    }
+
+    func removeAll() async {
+        await self.loading.value
+        let removed = self.state.withLockedValue { state in
+            defer { state = State() }
+            return Array(state.entries.keys)
+        }
+        let directory = self.directory
+        _ = try? await Self.blocking {
+            for id in removed { Self.removeFiles(of: id, in: directory) }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes `response`'s head file atomically.
+    fileprivate func writeHead(_ response: CachedResponse, bodyLength: Int64) async throws -> Int64 {
+        let data = try JSONEncoder().encode(Head(response, bodyLength: bodyLength))
+        let partial = self.path(of: response.id, "head.partial")
+        let final = self.path(of: response.id, "head")
+        try await Self.blocking { () throws(SystemFile.SystemError) in
+            let descriptor = try SystemFile.openForWriting(partial, truncate: true).get()
+            let error = data.withUnsafeBytes { SystemFile.write(descriptor, $0) }
+            let closeError = SystemFile.close(descriptor)
+            if let failure = error ?? closeError ?? SystemFile.rename(partial, to: final) {
+                SystemFile.remove(partial)
+                throw failure
+            }
+        }
+        return Int64(data.count)
+    }
+
+    /// Records a committed entry and evicts what no longer fits.
+    fileprivate func committed(_ response: CachedResponse, cost: Int64) async {
+        let evicted = self.state.withLockedValue { state in
+            let now = state.tick()
+            return state.insert(Entry(response: response, cost: cost, lastUse: now), capacity: self.capacity)
+        }
+        guard !evicted.isEmpty else { return }
+        let directory = self.directory
+        _ = try? await Self.blocking {
+            for response in evicted { Self.removeFiles(of: response.id, in: directory) }
+        }
+    }
+
+    /// Writes a body to `ID.body.partial` in batches on the thread pool; commits by renaming it and writing the head.
+    actor Writer: CacheStoreWriter {
+        private let store: DiskCacheStore
+        private let response: CachedResponse
+        private var file: PoolFile?
+        private var writer: BatchedFileWriter?
+        private var received: Int64 = 0
+        private var failed = false
+
+        init(store: DiskCacheStore, response: CachedResponse) {
+            self.store = store
+            self.response = response
+        }
+
+        private var partialPath: String { self.store.path(of: self.response.id, "body.partial") }
+
+        func write(_ chunk: ByteBuffer) async throws {
+            guard !self.failed else { return }
+            self.received += Int64(chunk.readableBytes)
+            guard self.received <= self.store.maximumEntrySize else {
+                await self.abort()
+                return
+            }
+            do throws(SystemFile.SystemError) {
+                if self.writer == nil {
+                    let file = try await PoolFile.openForWriting(self.partialPath, truncate: true)
+                    self.file = file
+                    self.writer = BatchedFileWriter(file: file, offset: 0)
+                }
+                if var writer = self.writer {
+                    _ = try await writer.append(chunk)
+                    self.writer = writer
+                }
+            } catch {
+                await self.abort()
+            }
+        }
+
+        func commit(length: Int64) async throws {
+            guard !self.failed, length == self.received else {
+                await self.abort()
+                throw CacheStoreError.tooLarge
+            }
+            do throws(SystemFile.SystemError) {
+                if self.writer == nil {
+                    // An empty body: the file still marks the entry as complete.
+                    let file = try await PoolFile.openForWriting(self.partialPath, truncate: true)
+                    self.file = file
+                    self.writer = BatchedFileWriter(file: file, offset: 0)
+                }
+                if var writer = self.writer {
+                    self.writer = nil
+                    try await writer.finish()
+                }
+                try await self.file?.close()
+                self.file = nil
+                let partial = self.partialPath
+                let final = self.store.path(of: self.response.id, "body")
+                try await DiskCacheStore.blocking { () throws(SystemFile.SystemError) in
+                    if let error = SystemFile.rename(partial, to: final) { throw error }
+                }
+            } catch {
+                await self.abort()
+                throw CacheStoreError.system(error)
+            }
+            var response = self.response
+            response.bodyLength = length
+            do {
+                let headBytes = try await self.store.writeHead(response, bodyLength: length)
+                await self.store.committed(response, cost: length + headBytes)
+            } catch {
+                let directory = self.store.directory
+                let id = self.response.id
+                _ = try? await DiskCacheStore.blocking { DiskCacheStore.removeFiles(of: id, in: directory) }
+                throw error
+            }
+        }
+
+        func abort() async {
+            guard !self.failed else { return }
+            self.failed = true
+            if var writer = self.writer {
+                self.writer = nil
+                await writer.abandon()
+            }
+            try? await self.file?.close()
+            self.file = nil
+            let partial = self.partialPath
+            _ = try? await DiskCacheStore.blocking { SystemFile.remove(partial) }
+        }
+    }
+
+    // MARK: Files
+
+    /// Runs `body` on NIO's blocking-I/O thread pool.
+    static func blocking<T: Sendable>(
+        _ body: @escaping @Sendable () throws(SystemFile.SystemError) -> T
+    ) async throws(SystemFile.SystemError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive(
+                eventLoop: MultiThreadedEventLoopGroup.singleton.any()
+            ) { try body() }.get()
+        } catch let error as SystemFile.SystemError {
+            throw error
+        } catch {
+            throw SystemFile.SystemError(code: ECANCELED)
+        }
+    }
+
+    static func removeFiles(of id: UUID, in directory: URL) {
+        SystemFile.remove(directory.appendingPathComponent("\(id.uuidString).head").path)
+        SystemFile.remove(directory.appendingPathComponent("\(id.uuidString).body").path)
+    }
+
+    /// The entries in `directory` (made when missing), with their sizes and modification times; damaged ones,
+    /// and partial files left by a process that died, are removed.
+    static func scan(_ directory: URL) -> [(CachedResponse, Int64, Date)] {
+        let manager = FileManager.default
+        try? manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        let names = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
+        var found: [(CachedResponse, Int64, Date)] = []
+        var heads: Set<String> = []
+        let now = Date()
+        func modified(_ path: String) -> Date {
+            ((try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? now
+        }
+        for name in names where name.hasSuffix(".head") {
+            let stem = String(name.dropLast(".head".count))
+            let headPath = directory.appendingPathComponent(name).path
+            let bodyPath = directory.appendingPathComponent("\(stem).body").path
+            guard let data = manager.contents(atPath: headPath), data.count < 1 << 20,
+                let head = try? JSONDecoder().decode(Head.self, from: data), head.id.uuidString == stem,
+                let response = head.response,
+                case .success(let status) = SystemFile.status(ofPath: bodyPath), status.isRegularFile,
+                status.size == head.bodyLength
+            else {
+                SystemFile.remove(headPath)
+                SystemFile.remove(bodyPath)
+                continue
+            }
+            heads.insert(stem)
+            found.append((response, head.bodyLength + Int64(data.count), modified(headPath)))
+        }
+        for name in names where !name.hasSuffix(".head") {
+            let path = directory.appendingPathComponent(name).path
+            let stem = name.split(separator: ".").first.map(String.init) ?? name
+            let orphan = name.hasSuffix(".body") && !heads.contains(stem)
+            let partial = name.hasSuffix(".partial")
+            if orphan || partial, now.timeIntervalSince(modified(path)) > Self.abandonedAge {
+                SystemFile.remove(path)
+            }
+        }
+        return found
+    }
+}

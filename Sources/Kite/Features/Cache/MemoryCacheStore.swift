@@ -1,0 +1,172 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The cache's memory tier: entries with their bodies, bounded in bytes, least recently used evicted first.
+final class MemoryCacheStore: CacheStore {
+    /// The bytes all entries may take together (bodies plus an estimate of their heads).
+    let capacity: Int
+    /// The body bytes one entry may have; a larger one is not kept.
+    let maximumEntrySize: Int
+
+    private struct Entry {
+        var response: CachedResponse
+        var body: ByteBuffer
+        var cost: Int
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var entries: [UUID: Entry] = [:]
+        var keys: [String: [UUID]] = [:]
+        var used = 0
+        var clock: UInt64 = 0
+
+        mutating func insert(_ entry: Entry, capacity: Int) {
+            self.remove(entry.response.id)
+            self.entries[entry.response.id] = entry
+            self.keys[entry.response.key, default: []].append(entry.response.id)
+            self.used += entry.cost
+            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
+                self.remove(oldest.response.id)
+            }
+        }
+
+        @discardableResult
+        mutating func remove(_ id: UUID) -> Entry? {
+            guard let entry = self.entries.removeValue(forKey: id) else { return nil }
+            self.used -= entry.cost
+            let key = entry.response.key
+            self.keys[key]?.removeAll { $0 == id }
+            if self.keys[key]?.isEmpty == true { self.keys[key] = nil }
+            return entry
+        }
+
+        mutating func tick() -> UInt64 {
+            self.clock += 1
+            return self.clock
+        }
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    init(capacity: Int, maximumEntrySize: Int) {
+        self.capacity = max(capacity, 0)
+        self.maximumEntrySize = max(min(maximumEntrySize, self.capacity), 0)
+    }
+
+    /// The bytes the entries take now.
+    var usedBytes: Int { self.state.withLockedValue { $0.used } }
+
+    /// What an entry counts against the capacity: its body and an estimate of its head.
+    static func cost(of response: CachedResponse, bodyBytes: Int) -> Int {
+        var head = 256 + response.key.utf8.count
+        for field in response.response.headerFields {
+            head += field.name.rawName.utf8.count + field.value.utf8.count + 32
+        }
+        return head + bodyBytes
+    }
+
+    func responses(forKey key: String) async -> [CachedResponse] {
+        self.state.withLockedValue { state in
+            (state.keys[key] ?? []).compactMap { state.entries[$0]?.response }
+        }
+    }
+
+    func body(of response: CachedResponse) async -> ByteChunks? {
+        self.bodyBuffer(of: response).map { ByteChunks(chunks: [$0]) }
+    }
+
+    /// The whole body of `response` when this tier holds it, marking the entry as used.
+    func bodyBuffer(of response: CachedResponse) -> ByteBuffer? {
+        self.state.withLockedValue { state in
+            let now = state.tick()
+            guard var entry = state.entries[response.id] else { return nil }
+            entry.lastUse = now
+            state.entries[response.id] = entry
+            return entry.body
+        }
+    }
+
+    /// Keeps `response` with `body` (a body the disk tier read, say); does nothing when it is too large.
+    func insert(_ response: CachedResponse, body: ByteBuffer) {
+        let cost = Self.cost(of: response, bodyBytes: body.readableBytes)
+        guard body.readableBytes <= self.maximumEntrySize, cost <= self.capacity else { return }
+        self.state.withLockedValue { state in
+            let now = state.tick()
+            state.insert(Entry(response: response, body: body, cost: cost, lastUse: now), capacity: self.capacity)
+        }
+    }
+
+    func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
+        guard Self.cost(of: response, bodyBytes: 0) <= self.capacity else { return nil }
+        return Writer(store: self, response: response)
+    }
+
+    func update(_ response: CachedResponse) async {
+        self.state.withLockedValue { state in
+            guard var entry = state.entries[response.id] else { return }
+            entry.response = response
+            state.entries[response.id] = entry
+        }
+    }
+
+    func remove(_ response: CachedResponse) async {
+        self.state.withLockedValue { _ = $0.remove(response.id) }
+    }
+
+    func removeResponses(forKey key: String) async {
+        self.state.withLockedValue { state in
+            for id in state.keys[key] ?? [] { state.remove(id) }
+        }
+    }
+
+    func removeAll() async {
+        self.state.withLockedValue { $0 = State() }
+    }
+
+    /// Gathers a body in memory until it commits; one that outgrows the entry limit is dropped.
+    final class Writer: CacheStoreWriter {
+        private let store: MemoryCacheStore
+        private let response: CachedResponse
+        /// The body so far; `nil` once it outgrew the limit or ended.
+        private let body = NIOLockedValueBox<ByteBuffer?>(ByteBuffer())
+
+        init(store: MemoryCacheStore, response: CachedResponse) {
+            self.store = store
+            self.response = response
+        }
+
+        func write(_ chunk: ByteBuffer) async throws {
+            let limit = self.store.maximumEntrySize
+            self.body.withLockedValue { body in
+                guard body != nil else { return }
+                if let size = body?.readableBytes, size + chunk.readableBytes > limit {
+                    body = nil
+                    return
+                }
+                var chunk = chunk
+                body?.writeBuffer(&chunk)
+            }
+        }
+
+        func commit(length: Int64) async throws {
+            guard let body = self.body.withLockedValue({ $0.take() }) else { throw CacheStoreError.tooLarge }
+            var response = self.response
+            response.bodyLength = Int64(body.readableBytes)
+            self.store.insert(response, body: body)
+        }
+
+        func abort() async {
+            self.body.withLockedValue { $0 = nil }
+        }
+    }
+}
+
+/// Why a store did not keep an entry.
+enum CacheStoreError: Error {
+    /// The body outgrew the entry limit.
+    case tooLarge
+    /// The disk tier could not write it: the file system's error.
+    case system(SystemFile.SystemError)
+}

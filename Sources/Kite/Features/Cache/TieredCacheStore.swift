@@ -1,0 +1,72 @@
+import Foundation
+import NIOCore
+
+/// The memory tier in front of the disk tier: every entry is on disk, and the bodies of small ones are also
+/// kept in memory, where a hit reads them without a file.
+struct TieredCacheStore: CacheStore {
+    let memory: MemoryCacheStore
+    let disk: DiskCacheStore
+
+    func responses(forKey key: String) async -> [CachedResponse] {
+        await self.disk.responses(forKey: key)
+    }
+
+    func body(of response: CachedResponse) async -> ByteChunks? {
+        if let buffer = self.memory.bodyBuffer(of: response) {
+            return ByteChunks(chunks: [buffer])
+        }
+        return await self.disk.body(of: response)
+    }
+
+    func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
+        guard let disk = await self.disk.makeWriter(for: response) else { return nil }
+        let memory = await self.memory.makeWriter(for: response)
+        return Writer(disk: disk, memory: memory)
+    }
+
+    func update(_ response: CachedResponse) async {
+        await self.memory.update(response)
+        await self.disk.update(response)
+    }
+
+    func remove(_ response: CachedResponse) async {
+        await self.memory.remove(response)
+        await self.disk.remove(response)
+    }
+
+    func removeResponses(forKey key: String) async {
+        await self.memory.removeResponses(forKey: key)
+        await self.disk.removeResponses(forKey: key)
+    }
+
+    func removeAll() async {
+        await self.memory.removeAll()
+        await self.disk.removeAll()
+    }
+
+    /// Writes to disk, and to memory while the body is small enough for it.
+    struct Writer: CacheStoreWriter {
+        let disk: any CacheStoreWriter
+        let memory: (any CacheStoreWriter)?
+
+        func write(_ chunk: ByteBuffer) async throws {
+            try await self.disk.write(chunk)
+            try await self.memory?.write(chunk)
+        }
+
+        func commit(length: Int64) async throws {
+            do {
+                try await self.disk.commit(length: length)
+            } catch {
+                await self.memory?.abort()
+                throw error
+            }
+            try? await self.memory?.commit(length: length)
+        }
+
+        func abort() async {
+            await self.disk.abort()
+            await self.memory?.abort()
+        }
+    }
+}

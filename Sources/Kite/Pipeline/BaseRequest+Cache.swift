@@ -1,0 +1,52 @@
+import Foundation
+import HTTPTypes
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension BaseRequest {
+    /// The cache stage, for each exchange of the send stage when the session has a ``ResponseCache``: the cache
+    /// answers, revalidates, or lets the request through and stores the response as it streams. Returns the
+    /// response and the head that came off the network (whose cookies the jar takes), `nil` when the server was
+    /// not contacted.
+    ///
+    /// A stream request bypasses the cache (its body is live, not a document) unless it sets a policy itself
+    /// (``BaseRequest/cachePolicy(_:)``, `URLRequest.cachePolicy`).
+    nonisolated(nonsending) func exchange(
+        _ request: TransportRequest,
+        through cache: ResponseCache,
+        run: inout PipelineRun
+    ) async throws(KiteError) -> (TransportResponse, HTTPResponse?) {
+        guard let options = self.cacheOptions() else {
+            let response = try await self.context.transport.send(request)
+            return (response, response.head)
+        }
+        let exchange = try await cache.exchange(request, options: options, transport: self.context.transport)
+        run.cacheStatus = exchange.status
+        self.context.eventMonitor?.request(self, didUseCache: exchange.status)
+        return (exchange.response, exchange.networkHead)
+    }
+
+    /// The request's cache policy (its own, its URLRequest's, else the session's) and handler; `nil` for a stream
+    /// request that did not ask for the cache.
+    private func cacheOptions() -> ResponseCache.Options? {
+        let (ownPolicy, ownHandler) = self.machine.withLockedValue {
+            ($0.record.cachePolicy, $0.record.cachedResponseHandler)
+        }
+        var policy = ownPolicy ?? self.context.requestCachePolicy
+        if ownPolicy == nil {
+            if case .success(let draft) = self.draftResult, let draftPolicy = draft.cachePolicy {
+                policy = draftPolicy
+            } else if self.sink is StreamSink {
+                return nil
+            }
+        }
+        guard let handler = ownHandler ?? self.context.cachedResponseHandler else {
+            return ResponseCache.Options(policy: policy, willStore: nil)
+        }
+        return ResponseCache.Options(policy: policy) { [self] response in
+            await handler.dataTask(self, willCacheResponse: response)
+        }
+    }
+}

@@ -24,6 +24,15 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(name: .customLong("check-status"), help: "Exit with 3, 4 or 5 for 3xx, 4xx or 5xx responses.")
     var checkStatus = false
 
+    @Option(
+        name: .customLong("cache"),
+        help: ArgumentHelp(
+            "Keep responses in a disk cache in this directory (RFC 9111); prints where each came from.",
+            valueName: "dir"
+        )
+    )
+    var cacheDirectory: String?
+
     @OptionGroup(title: "TLS")
     var tls: TLSCommandOptions
 
@@ -34,14 +43,28 @@ struct RequestCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let session = self.tls.isDefault ? Session.default : try self.tls.makeSession()
-        defer { if !self.tls.isDefault { Task { try? await session.shutdown() } } }
+        let ownSession = !self.tls.isDefault || self.cacheDirectory != nil
+        let session: Session
+        if let directory = self.cacheDirectory {
+            let cache = ResponseCache(
+                memoryCapacity: 0,
+                diskCapacity: 512 * 1024 * 1024,
+                directory: URL(fileURLWithPath: directory, isDirectory: true)
+            )
+            session = try self.tls.makeSession(cache: cache)
+        } else {
+            session = self.tls.isDefault ? Session.default : try self.tls.makeSession()
+        }
+        defer { if ownSession { Task { try? await session.shutdown() } } }
         let request = invocation.makeRequest(on: session)
         if self.curl {
             print(request.cURLDescription())
             print()
         }
         let response = await request.serializingData(emptyResponseCodes: Set(100...599)).response
+        if self.cacheDirectory != nil, let metrics = response.metrics {
+            FileHandle.standardError.write(Data("kite: cache: \(metrics.cacheStatus)\n".utf8))
+        }
         if let head = response.response {
             print(ResponsePrinter.statusLine(head))
             print(ResponsePrinter.headers(head.headerFields))

@@ -30,8 +30,9 @@ struct TLSCommandOptions: ParsableArguments {
     }
 
     /// A session with these options; it must be shut down.
-    func makeSession() throws -> Session {
+    func makeSession(cache: ResponseCache? = nil) throws -> Session {
         var configuration = Session.Configuration()
+        configuration.cache = cache
         var evaluator: (any ServerTrustEvaluating)?
         switch self.verify.lowercased() {
         case "yes", "true":

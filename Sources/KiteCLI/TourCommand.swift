@@ -263,6 +263,28 @@ struct TourCommand: AsyncParsableCommand {
         check(cancelledCodes == ["cancelled", "cancelled"], "cancelAllRequests did not cancel both")
         try await busy.shutdown()
 
+        // The response cache (RFC 9111): the same GET twice, the second from the cache; then a response that must be
+        // revalidated, answered by the server's 304 and served from the cache, each with where it came from.
+        print("== 21. A response cache: a fresh hit, then a 304 revalidation")
+        var cachingConfiguration = Session.Configuration.default
+        cachingConfiguration.cache = ResponseCache(memoryCapacity: 1 << 20)
+        let caching = Session(configuration: cachingConfiguration)
+        var cacheStatuses: [ResponseCacheStatus] = []
+        let revalidated = "/cached/kite-tour?Cache-Control=no-cache&ETag=%22v1%22"
+        for path in ["/cache/60", "/cache/60", revalidated, revalidated] {
+            let response = await caching.request("\(base)\(path)").serializingData().response
+            let status = response.metrics?.cacheStatus ?? .network
+            cacheStatuses.append(status)
+            let code = response.response.map { "\($0.status.code)" } ?? "no response"
+            print("   GET \(path) -> \(code), \(status)")
+        }
+        print()
+        check(
+            cacheStatuses.map(\.isFromCache) == [false, true, false, true] && cacheStatuses.last == .revalidated,
+            "the cache did not answer as described"
+        )
+        try await caching.shutdown()
+
         try await server.shutdown()
         if surprises.isEmpty {
             print("Tour complete: every step behaved as described.")

@@ -81,6 +81,56 @@ import Testing
         #expect(run.output.contains("failed: the total timeout (1 s) expired"))
         #expect(run.output.contains("ids as they arrived: [0, 1, 2]"))
         #expect(run.output.contains("cancelled together by cancelAllRequests\n   cancelled, cancelled"))
+        #expect(run.output.contains("-> 200, hit (age "))
+        #expect(run.output.contains("-> 200, revalidated (304)"))
+    }
+
+    @Test func cacheKeepsResponsesOnDiskAcrossRunsAndProcesses() async throws {
+        let server = try await KiteTestServer.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kite-cli-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = UUID().uuidString
+        let url = "\(server.baseURL)/cached/\(key)?Cache-Control=max-age%3D60"
+        let first = try await Self.kite("--cache", directory.path, url)
+        let second = try await Self.kite("--cache", directory.path, url)
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.errors == "kite: cache: network\n")
+        #expect(second.errors.hasPrefix("kite: cache: hit (age "), "\(second.errors)")
+        #expect(second.output.contains("\nAge: "))
+        #expect(Self.body(second.output) == Self.body(first.output), "the stored body, printed the same")
+        #expect(Self.body(first.output).contains(#""count" : 1"#) || Self.body(first.output).contains(#""count": 1"#))
+        // Eight processes at once on one directory, four URLs: every run answers, each URL was fetched at most
+        // once per process, and the directory then holds only complete entries.
+        let urls = (0..<4).map { "\(server.baseURL)/cached/\(key)-\($0)?Cache-Control=max-age%3D60&_size=50000" }
+        let runs = try await withThrowingTaskGroup(of: Run.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await Self.kite("--cache", directory.path, urls[index % 4]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(runs.allSatisfy { $0.status == 0 && $0.output.hasPrefix("HTTP 200 OK\n") }, "\(runs.map(\.errors))")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        let heads = names.filter { $0.hasSuffix(".head") }
+        #expect(heads.count >= 5, "\(names)")
+        for head in heads {
+            struct Head: Decodable { let bodyLength: Int }
+            let stored = try JSONDecoder().decode(
+                Head.self,
+                from: try Data(contentsOf: directory.appendingPathComponent(head))
+            )
+            let body = directory.appendingPathComponent(head.replacingOccurrences(of: ".head", with: ".body"))
+            let size = try FileManager.default.attributesOfItem(atPath: body.path)[.size] as? Int
+            #expect(size == stored.bodyLength, "\(head)")
+        }
+        #expect(!names.contains { $0.hasSuffix(".partial") }, "\(names)")
+        let hit = try await Self.kite("--cache", directory.path, urls[0])
+        #expect(hit.errors.hasPrefix("kite: cache: hit"), "\(hit.errors)")
+        try await server.shutdown()
+    }
+
+    /// What `kite` printed after the header fields.
+    static func body(_ output: String) -> Substring {
+        output.range(of: "\n\n").map { output[$0.upperBound...] } ?? ""
     }
 
     @Test func oneRequestPrintsStatusHeadersAndPrettyJSON() async throws {

@@ -25,6 +25,7 @@ extension BaseRequest {
         let exchange = try await cache.exchange(request, options: options, transport: self.context.transport)
         run.cacheStatus = exchange.status
         self.context.eventMonitor?.request(self, didUseCache: exchange.status)
+        self.context.telemetry?.cacheUsed(self, status: exchange.status)
         return (exchange.response, exchange.networkHead)
     }
 
@@ -42,11 +43,13 @@ extension BaseRequest {
                 return nil
             }
         }
-        guard let handler = ownHandler ?? self.context.cachedResponseHandler else {
-            return ResponseCache.Options(policy: policy, willStore: nil)
+        var options = ResponseCache.Options(policy: policy, willStore: nil)
+        if let handler = ownHandler ?? self.context.cachedResponseHandler {
+            options.willStore = { [self] response in await handler.dataTask(self, willCacheResponse: response) }
         }
-        return ResponseCache.Options(policy: policy) { [self] response in
-            await handler.dataTask(self, willCacheResponse: response)
+        if let telemetry = self.context.telemetry, telemetry.metricsFactory != nil {
+            options.didStore = { [self] in telemetry.cacheStored(self) }
         }
+        return options
     }
 }

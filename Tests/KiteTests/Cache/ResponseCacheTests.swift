@@ -503,3 +503,22 @@ final class LockedStatuses: Sendable {
         #expect(try await probe.count() == 2)
     }
 }
+
+/// The AFNetworking facade with a cache.
+@Suite struct ResponseCacheSessionManagerTests {
+    @Test func theRequestSerializersCachePolicyApplies() async throws {
+        let probe = try await CacheProbe.make()
+        var configuration = Session.Configuration.default
+        configuration.cache = ResponseCache(memoryCapacity: 1 << 20)
+        let manager = HTTPSessionManager(configuration: configuration)
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let url = probe.url([("Cache-Control", "max-age=60")])
+        _ = try await manager.get(url)
+        let (_, cached) = try await manager.get(url)
+        #expect((cached as? [String: Any])?["count"] as? Int == 1, "the second GET came from the cache")
+        manager.requestSerializer.cachePolicy = .reloadIgnoringLocalCacheData
+        let (_, reloaded) = try await manager.get(url)
+        #expect((reloaded as? [String: Any])?["count"] as? Int == 2)
+        #expect(try await probe.count() == 2)
+    }
+}

@@ -18,6 +18,9 @@ final class ProxyProcess: Sendable {
         /// `http` to "safe" ports, clients on localhost only), listening on a free loopback port instead of 3128,
         /// its files in the proxy's folder.
         case squid
+        /// nginx (Debian's package) as an origin server, not a proxy: serves the files of `root` with its defaults
+        /// (`ETag`, `Last-Modified`, conditional requests answered with `304`).
+        case nginx(root: URL)
     }
 
     let port: Int
@@ -45,6 +48,10 @@ final class ProxyProcess: Sendable {
         }
     }
 
+    static var nginxPath: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     static var squidPath: String? {
         ["/usr/sbin/squid", "/usr/bin/squid"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
@@ -63,6 +70,7 @@ final class ProxyProcess: Sendable {
     static var tinyproxyAvailable: Bool { Self.tinyproxyPath != nil || Self.required }
     static var pproxyAvailable: Bool { Self.pproxyPath != nil || Self.required }
     static var squidAvailable: Bool { Self.squidPath != nil || Self.required }
+    static var nginxAvailable: Bool { Self.nginxPath != nil || Self.required }
     private static var required: Bool { ProcessInfo.processInfo.environment["KITE_REQUIRE_PROXIES"] == "1" }
 
     /// Starts the proxy and waits until it accepts connections (its own "ready" line, at most 10 s).
@@ -120,6 +128,37 @@ final class ProxyProcess: Sendable {
             // -N: stay in the foreground; -d 1: say on standard error when it accepts connections.
             process.arguments = ["-c", Self.watcher, path, "-N", "-d", "1", "-f", configuration.path]
             ready = "Accepting HTTP Socket connections"
+        case .nginx(let root):
+            let path = try #require(Self.nginxPath, "nginx is not installed (apt-get install nginx)")
+            // Its workers run as `nobody` when started by root: the folder must be theirs to read and write.
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+            let folder = directory.path
+            let text = """
+                worker_processes 1;
+                pid \(folder)/nginx.pid;
+                error_log stderr notice;
+                events { worker_connections 256; }
+                http {
+                    access_log off;
+                    client_body_temp_path \(folder)/body;
+                    proxy_temp_path \(folder)/proxy;
+                    fastcgi_temp_path \(folder)/fastcgi;
+                    uwsgi_temp_path \(folder)/uwsgi;
+                    scgi_temp_path \(folder)/scgi;
+                    server {
+                        listen 127.0.0.1:\(port);
+                        root \(root.path);
+                    }
+                }
+
+                """
+            let configuration = directory.appendingPathComponent("nginx.conf")
+            try text.write(to: configuration, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = [
+                "-c", Self.watcher, path, "-p", folder, "-e", "stderr", "-c", configuration.path, "-g", "daemon off;",
+            ]
+            ready = "start worker process"
         case .socks5:
             let path = try #require(Self.pproxyPath, "pproxy is not installed (.venv/bin/pip install pproxy)")
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

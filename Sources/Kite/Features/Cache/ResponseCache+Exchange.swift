@@ -17,6 +17,8 @@ struct CachedExchange: Sendable {
     /// The head that came off the network in this exchange (a `304` too), whose cookies the jar takes; `nil`
     /// when the server was not contacted.
     var networkHead: HTTPResponse?
+    /// A stored response's remaining freshness in seconds (negative when stale), for `Cache-Status`.
+    var ttl: Int? = nil
 }
 
 extension ResponseCache {
@@ -25,6 +27,8 @@ extension ResponseCache {
         var policy: URLRequest.CachePolicy
         /// Asked before a response is stored (the request's ``CachedResponseHandler``); `nil` stores it.
         var willStore: (@Sendable (CachedResponse) async -> CachedResponse?)?
+        /// Told when a response was stored (for metrics).
+        var didStore: (@Sendable () -> Void)? = nil
     }
 
     static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
@@ -32,6 +36,30 @@ extension ResponseCache {
     /// The cache stage for one exchange: answers from the cache, revalidates, or sends `request` through
     /// `transport` and stores the response while it streams to the caller.
     nonisolated(nonsending) func exchange(
+        _ request: TransportRequest,
+        options: Options,
+        transport: any Transport
+    ) async throws(KiteError) -> CachedExchange {
+        var exchange = try await self.answer(request, options: options, transport: transport)
+        if self.addsCacheStatusField {
+            exchange.response.head.headerFields.append(
+                HTTPField(name: .cacheStatus, value: Self.cacheStatusValue(exchange))
+            )
+        }
+        return exchange
+    }
+
+    /// The `Cache-Status` value (RFC 9211) for an exchange.
+    static func cacheStatusValue(_ exchange: CachedExchange) -> String {
+        switch exchange.status {
+        case .network: "Kite; fwd=miss"
+        case .hit: "Kite; hit; ttl=\(exchange.ttl ?? 0)"
+        case .revalidated: "Kite; fwd=stale; fwd-status=304"
+        case .stale(let reason, _): "Kite; hit; ttl=\(exchange.ttl ?? 0); detail=\"\(reason.rawValue)\""
+        }
+    }
+
+    nonisolated(nonsending) private func answer(
         _ request: TransportRequest,
         options: Options,
         transport: any Transport
@@ -328,7 +356,8 @@ extension ResponseCache {
         teed.body = Self.tee(
             response.body,
             into: CacheFill(writer: writer, expected: expected, limit: self.maximumEntrySize, flight: flight) {
-                [store = self.store] in
+                [store = self.store, didStore = options.didStore] in
+                didStore?()
                 // The new entry replaces the variants it matches.
                 for old in await store.responses(forKey: key)
                 where old.id != stored.id && old.varyingRequestFields == stored.varyingRequestFields {
@@ -348,7 +377,14 @@ extension ResponseCache {
         }
         var head = entry.response
         head.headerFields[.age] = String(Self.seconds(age))
-        return CachedExchange(response: TransportResponse(head: head, body: body), status: status, networkHead: nil)
+        let lifetime = CacheRules.freshnessLifetime(of: entry.info, shared: self.isShared)
+        let remaining = lifetime - age
+        return CachedExchange(
+            response: TransportResponse(head: head, body: body),
+            status: status,
+            networkHead: nil,
+            ttl: remaining.isFinite ? Int(max(min(remaining, 2_147_483_648), -2_147_483_648)) : nil
+        )
     }
 
     /// Whole seconds of `age`, within RFC 9111's largest delta-seconds.
@@ -507,4 +543,6 @@ final class CacheFill: Sendable {
 extension HTTPField.Name {
     /// `Pragma` (RFC 9111 §5.4), which swift-http-types does not name.
     static let pragma = HTTPField.Name("Pragma")!
+    /// `Cache-Status` (RFC 9211).
+    static let cacheStatus = HTTPField.Name("Cache-Status")!
 }

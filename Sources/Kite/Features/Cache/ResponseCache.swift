@@ -35,6 +35,9 @@ public final class ResponseCache: Sendable {
     public let mode: Mode
     /// The largest body stored, in bytes: a larger response goes to the caller but not into the cache.
     public let maximumEntrySize: Int64
+    /// Whether every response the cache handled carries a `Cache-Status` field (RFC 9211) saying what it did:
+    /// `Kite; hit; ttl=42`, `Kite; fwd=stale; fwd-status=304`, `Kite; fwd=miss`.
+    public let addsCacheStatusField: Bool
 
     let store: any CacheStore
     let flights = FetchCoalescer()
@@ -50,21 +53,33 @@ public final class ResponseCache: Sendable {
     ///   - directory: Where the disk tier keeps its files (made when missing); `nil`: memory only.
     ///   - mode: ``Mode/private`` (a client's cache) or ``Mode/shared`` (a gateway's).
     ///   - maximumEntrySize: The largest body stored; by default a twentieth of the larger tier (URLCache's 5 %).
+    ///   - addsCacheStatusField: Whether responses carry RFC 9211's `Cache-Status` field.
     public convenience init(
         memoryCapacity: Int = 10 * 1024 * 1024,
         diskCapacity: Int = 0,
         directory: URL? = nil,
         mode: Mode = .private,
-        maximumEntrySize: Int64? = nil
+        maximumEntrySize: Int64? = nil,
+        addsCacheStatusField: Bool = false
     ) {
         let largest = Int64(max(memoryCapacity, directory == nil ? 0 : diskCapacity))
         let entryLimit = maximumEntrySize ?? largest / 20
         let memory = MemoryCacheStore(capacity: memoryCapacity, maximumEntrySize: Int(clamping: entryLimit))
         if let directory, diskCapacity > 0 {
             let disk = DiskCacheStore(directory: directory, capacity: Int64(diskCapacity), maximumEntrySize: entryLimit)
-            self.init(store: TieredCacheStore(memory: memory, disk: disk), mode: mode, maximumEntrySize: entryLimit)
+            self.init(
+                store: TieredCacheStore(memory: memory, disk: disk),
+                mode: mode,
+                maximumEntrySize: entryLimit,
+                addsCacheStatusField: addsCacheStatusField
+            )
         } else {
-            self.init(store: memory, mode: mode, maximumEntrySize: entryLimit)
+            self.init(
+                store: memory,
+                mode: mode,
+                maximumEntrySize: entryLimit,
+                addsCacheStatusField: addsCacheStatusField
+            )
         }
     }
 
@@ -74,14 +89,26 @@ public final class ResponseCache: Sendable {
     ///   - storage: Where responses are kept.
     ///   - mode: ``Mode/private`` (a client's cache) or ``Mode/shared`` (a gateway's).
     ///   - maximumEntrySize: The largest body stored.
-    public convenience init(storage: any ResponseCacheStorage, mode: Mode = .private, maximumEntrySize: Int64 = .max) {
-        self.init(store: UserCacheStore(storage: storage), mode: mode, maximumEntrySize: maximumEntrySize)
+    ///   - addsCacheStatusField: Whether responses carry RFC 9211's `Cache-Status` field.
+    public convenience init(
+        storage: any ResponseCacheStorage,
+        mode: Mode = .private,
+        maximumEntrySize: Int64 = .max,
+        addsCacheStatusField: Bool = false
+    ) {
+        self.init(
+            store: UserCacheStore(storage: storage),
+            mode: mode,
+            maximumEntrySize: maximumEntrySize,
+            addsCacheStatusField: addsCacheStatusField
+        )
     }
 
-    init(store: any CacheStore, mode: Mode, maximumEntrySize: Int64) {
+    init(store: any CacheStore, mode: Mode, maximumEntrySize: Int64, addsCacheStatusField: Bool = false) {
         self.store = store
         self.mode = mode
         self.maximumEntrySize = max(maximumEntrySize, 0)
+        self.addsCacheStatusField = addsCacheStatusField
     }
 
     /// The stored responses for a `GET` of `url`, every variant.

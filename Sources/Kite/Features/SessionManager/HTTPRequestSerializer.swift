@@ -2,6 +2,10 @@ import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// How ``HTTPSessionManager`` turns parameters and settings into a request: AFNetworking's
 /// `AFHTTPRequestSerializer`. This one writes form bodies (`application/x-www-form-urlencoded`);
 /// ``JSONRequestSerializer`` and ``PropertyListRequestSerializer`` write JSON and property lists.
@@ -31,6 +35,7 @@ open class HTTPRequestSerializer: @unchecked Sendable {
     private struct Settings {
         var headers: [(name: String, value: String)] = []
         var timeoutInterval: TimeInterval = 60
+        var cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
         var methodsInURI: Set<String> = ["GET", "HEAD", "DELETE"]
     }
 
@@ -107,6 +112,17 @@ open class HTTPRequestSerializer: @unchecked Sendable {
     public var timeoutInterval: TimeInterval {
         get { self.settings.withLockedValue { $0.timeoutInterval } }
         set { self.settings.withLockedValue { $0.timeoutInterval = newValue } }
+    }
+
+    /// How each request uses the session's ``ResponseCache``: AFNetworking's `cachePolicy`. The default,
+    /// `useProtocolCachePolicy`, leaves it to the session's ``Session/Configuration-swift.struct/requestCachePolicy``.
+    ///
+    /// ```swift
+    /// manager.requestSerializer.cachePolicy = .returnCacheDataElseLoad
+    /// ```
+    public var cachePolicy: URLRequest.CachePolicy {
+        get { self.settings.withLockedValue { $0.cachePolicy } }
+        set { self.settings.withLockedValue { $0.cachePolicy = newValue } }
     }
 
     /// The methods whose parameters go in the query string: `GET`, `HEAD` and `DELETE` by default.

@@ -2,6 +2,10 @@ import Dispatch
 import Foundation
 import HTTPTypes
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension HTTPSessionManager {
     /// What one request needs from the manager, read once under the lock when it is made.
     struct RequestContext: Sendable {
@@ -13,11 +17,13 @@ extension HTTPSessionManager {
         let queue: DispatchQueue
         let group: DispatchGroup
 
-        /// Sets the request serializer's timeout on the draft.
+        /// Sets the request serializer's timeout and cache policy on the draft.
         var timeoutModifier: RequestModifier {
             let seconds = self.requestSerializer.timeoutInterval
+            let cachePolicy = self.requestSerializer.cachePolicy
             return { draft in
                 if seconds > 0 { draft.timeout = .milliseconds(Int64((seconds * 1000).rounded())) }
+                if cachePolicy != .useProtocolCachePolicy { draft.cachePolicy = cachePolicy }
             }
         }
     }

@@ -141,6 +141,27 @@ final class RequestTelemetry: Sendable {
         )
     }
 
+    /// The response cache handled an exchange: a counter by result (`hit`, `miss`, `revalidated`, `stale`).
+    func cacheUsed(_ request: BaseRequest, status: ResponseCacheStatus) {
+        guard let factory = self.metricsFactory else { return }
+        let result =
+            switch status {
+            case .network: "miss"
+            case .hit: "hit"
+            case .revalidated: "revalidated"
+            case .stale: "stale"
+            }
+        let dimensions = [(Names.method, Target(request).boundedMethod), (Names.cacheResult, result)]
+        Counter(label: Names.cacheLookups, dimensions: dimensions, factory: factory).increment()
+    }
+
+    /// The response cache stored a response.
+    func cacheStored(_ request: BaseRequest) {
+        guard let factory = self.metricsFactory else { return }
+        let dimensions = [(Names.method, Target(request).boundedMethod)]
+        Counter(label: Names.cacheStores, dimensions: dimensions, factory: factory).increment()
+    }
+
     /// The request is over: its metrics, its span's end and its log line. A request cancelled before it
     /// `started` only logs: it was never in flight and has no span.
     func requestFinished(_ request: BaseRequest, outcome: RequestOutcome, retryCount: Int, started: Bool = true) {
@@ -309,6 +330,11 @@ final class RequestTelemetry: Sendable {
         /// Kite's own: attempts sent once more on a new connection (not retries: the request was never sent).
         static let connectionResends = "kite.http.client.connection_resends"
         static let curl = "kite.curl"
+        /// Kite's own: exchanges the response cache handled, by ``cacheResult`` (`hit`, `miss`, `revalidated`,
+        /// `stale`), and the responses it stored.
+        static let cacheLookups = "kite.http.client.cache.lookups"
+        static let cacheStores = "kite.http.client.cache.stores"
+        static let cacheResult = "kite.cache.result"
     }
 }
 

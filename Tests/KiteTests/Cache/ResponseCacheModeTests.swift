@@ -95,3 +95,86 @@ import Testing
         )
     }
 }
+
+/// HEAD, credentials and hostile headers with the cache in the path.
+@Suite struct ResponseCacheEdgeTests {
+    @Test func aHeadResponseFreshensTheStoredGet() async throws {
+        let probe = try await CacheProbe.make()
+        let cache = ResponseCache(memoryCapacity: 1 << 20)
+        let session = cachingSession(cache)
+        defer { Task { try await session.shutdown() } }
+        // A stale GET with an ETag; a HEAD whose same ETag comes with max-age=600 makes it fresh (RFC 9111 §4.3.5).
+        let url = probe.url([("Cache-Control", "max-age=0"), ("ETag", "\"h\"")])
+        _ = await session.request(url).serializingData().response
+        let fresher = probe.url([("Cache-Control", "max-age=0"), ("ETag", "\"h\"")])
+        #expect(fresher == url)
+        let headURL = try #require(URL(string: url))
+        let stored = try #require(await cache.cachedResponses(for: headURL).first)
+        #expect(stored.response.headerFields[.cacheControl] == "max-age=0")
+        let head = await session.request(url, method: .head).serializingData(
+            emptyResponseCodes: [200]
+        ).response
+        #expect(head.response?.status.code == 200)
+        let after = try #require(await cache.cachedResponses(for: headURL).first)
+        #expect(after.id == stored.id)
+        #expect(after.responseTime > stored.responseTime, "the HEAD refreshed the stored GET's head")
+        // A HEAD whose Content-Length says the body changed (this route echoes request fields) removes it.
+        _ = await session.request(url, method: .head, headers: [.accept: "text/plain"]).serializingData(
+            emptyResponseCodes: [200]
+        ).response
+        #expect(await cache.cachedResponses(for: headURL).isEmpty)
+    }
+
+    @Test func aStoredChallengeNeverAnswersTheRequestThatBringsCredentials() async throws {
+        let session = cachingSession()
+        defer { Task { try await session.shutdown() } }
+        let base = try await SharedTestServer.shared.baseURL()
+        // A 401 the server lets caches keep for a minute, then the same URL answered with credentials.
+        let probe = try await CacheProbe.make()
+        let challenge = probe.url([
+            ("_status", "401"), ("WWW-Authenticate", "Basic realm=\"kite\""), ("Cache-Control", "max-age=60"),
+        ])
+        let first = await session.request(challenge).serializingData().response
+        #expect(first.response?.status.code == 401)
+        let again = await session.request(challenge).serializingData().response
+        #expect(again.cacheStatus?.isFromCache == true, "without credentials the stored 401 answers")
+        let withCredentials = await session.request(challenge, headers: [.authorization: "Basic a2l0ZTpwdw=="])
+            .serializingData().response
+        #expect(withCredentials.cacheStatus == .network)
+        // Basic authentication through the pipeline keeps working with a cache in the path.
+        let authenticated = await session.request("\(base)/basic-auth/kite/pw").authenticate(
+            username: "kite",
+            password: "pw"
+        )
+        .validate().serializingData().response
+        #expect(authenticated.response?.status.code == 200, "\(String(describing: authenticated.error))")
+        let twice = await session.request("\(base)/basic-auth/kite/pw").authenticate(username: "kite", password: "pw")
+            .validate().serializingData().response
+        #expect(twice.response?.status.code == 200, "\(String(describing: twice.error))")
+    }
+
+    @Test func hostileCachingHeadersNeitherCrashNorServeWrongly() async throws {
+        let session = cachingSession()
+        defer { Task { try await session.shutdown() } }
+        let manyNames = (0..<1000).map { "X-Field-\($0)" }.joined(separator: ", ")
+        let cases: [([(String, String)], Int)] = [
+            ([("Cache-Control", "max-age=-60")], 2),
+            ([("Cache-Control", "max-age=99999999999999999999999")], 1),
+            ([("Cache-Control", "max-age=sixty")], 2),
+            ([("Cache-Control", "max-age=60, max-age=0")], 2),
+            ([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=60")], 1),
+            ([("Expires", "yesterday")], 2),
+            ([("Expires", "0")], 2),
+            ([("Cache-Control", "max-age=60"), ("Vary", manyNames)], 2),
+            ([("Cache-Control", "max-age=60"), ("Age", "-5")], 1),
+        ]
+        for (headers, expected) in cases {
+            let probe = try await CacheProbe.make()
+            let url = probe.url(headers)
+            let first = await session.request(url).serializingData().response
+            let second = await session.request(url).serializingData().response
+            #expect(first.response?.status.code == 200 && second.response?.status.code == 200, "\(headers)")
+            #expect(try await probe.count() == expected, "\(headers.map(\.1).joined(separator: " | ").prefix(80))")
+        }
+    }
+}

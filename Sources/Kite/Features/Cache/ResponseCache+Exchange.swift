@@ -81,6 +81,11 @@ extension ResponseCache {
             }
             return exchange
         }
+        if head.method == .head, !Self.isConditional(head) {
+            let exchange = try await Self.network(request, transport: transport)
+            await self.freshen(key: key, request: head, with: exchange.response.head)
+            return exchange
+        }
         // Only a plain GET is answered and stored: a caller's own conditional or range request goes to the
         // server as it is, and its answer to the caller.
         guard head.method == .get, request.body == nil, !Self.isConditional(head) else {
@@ -112,8 +117,12 @@ extension ResponseCache {
         var coalesce = options.policy == .useProtocolCachePolicy || options.policy == .returnCacheDataElseLoad
         while true {
             let now = Date()
+            // A stored 401 never answers a request that brings credentials: it would answer the challenge's
+            // second hop with the same challenge.
+            let answersCredentials = head.headerFields[.authorization] != nil
             let variants = await self.store.responses(forKey: key).filter {
                 CacheRules.matchesVariant($0.info, request: head)
+                    && !(answersCredentials && $0.response.status.code == 401)
             }
             if let newest = variants.max(by: { $0.responseTime < $1.responseTime }) {
                 let age = CacheRules.currentAge(of: newest.info, now: now)
@@ -241,6 +250,31 @@ extension ResponseCache {
             return stale
         }
         return await self.storing(response, for: request.head, key: key, requestTime: requestTime, options: options)
+    }
+
+    /// RFC 9111 §4.3.5: a `200` to a `HEAD` updates the stored `GET` responses its validators select, or removes
+    /// them when its `Content-Length` says the body changed.
+    private func freshen(key: String, request: HTTPRequest, with response: HTTPResponse) async {
+        guard response.status.code == 200 else { return }
+        let variants = await self.store.responses(forKey: key).filter {
+            CacheRules.matchesVariant($0.info, request: request)
+        }
+        guard !variants.isEmpty else { return }
+        let length = response.headerFields[.contentLength].flatMap { Int64($0) }
+        for index in CacheRules.selectForUpdate(variants.map(\.info), notModified: response)
+        where variants.indices.contains(index) {
+            var entry = variants[index]
+            if let length, let stored = entry.bodyLength, length != stored {
+                await self.store.remove(entry)
+                continue
+            }
+            entry.response = CacheRules.storedHead(
+                CacheRules.updatedHead(entry.response, with: response),
+                shared: self.isShared
+            )
+            entry.responseTime = Date()
+            await self.store.update(entry)
+        }
     }
 
     /// The stale copy as the answer, when `stale-if-error` allows it.

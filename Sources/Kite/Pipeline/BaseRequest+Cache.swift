@@ -12,7 +12,8 @@ extension BaseRequest {
     /// not contacted.
     ///
     /// A stream request bypasses the cache (its body is live, not a document) unless it sets a policy itself
-    /// (``BaseRequest/cachePolicy(_:)``, `URLRequest.cachePolicy`).
+    /// (``BaseRequest/cachePolicy(_:)``, `URLRequest.cachePolicy`). A retry goes to the server (its response is
+    /// stored as usual).
     nonisolated(nonsending) func exchange(
         _ request: TransportRequest,
         through cache: ResponseCache,
@@ -32,8 +33,8 @@ extension BaseRequest {
     /// The request's cache policy (its own, its URLRequest's, else the session's) and handler; `nil` for a stream
     /// request that did not ask for the cache.
     private func cacheOptions() -> ResponseCache.Options? {
-        let (ownPolicy, ownHandler) = self.machine.withLockedValue {
-            ($0.record.cachePolicy, $0.record.cachedResponseHandler)
+        let (ownPolicy, ownHandler, retryCount) = self.machine.withLockedValue {
+            ($0.record.cachePolicy, $0.record.cachedResponseHandler, $0.retryCount)
         }
         var policy = ownPolicy ?? self.context.requestCachePolicy
         if ownPolicy == nil {
@@ -42,6 +43,10 @@ extension BaseRequest {
             } else if self.sink is StreamSink {
                 return nil
             }
+        }
+        // A retry asks the server again: a stored answer (a 503 with max-age, say) would only repeat the failure.
+        if retryCount > 0, policy != .returnCacheDataDontLoad {
+            policy = .reloadIgnoringLocalCacheData
         }
         var options = ResponseCache.Options(policy: policy, willStore: nil)
         if let handler = ownHandler ?? self.context.cachedResponseHandler {

@@ -178,3 +178,44 @@ import Testing
         }
     }
 }
+
+/// Sharing a cache, and retries with the cache in the path.
+@Suite struct ResponseCacheSharingTests {
+    @Test func twoSessionsShareOneCache() async throws {
+        let cache = ResponseCache(memoryCapacity: 1 << 20)
+        let one = cachingSession(cache)
+        let two = cachingSession(cache)
+        defer {
+            Task {
+                try await one.shutdown()
+                try await two.shutdown()
+            }
+        }
+        let probe = try await CacheProbe.make()
+        let url = probe.url([("Cache-Control", "max-age=60")])
+        _ = await one.request(url).serializingData().response
+        let fromTwo = await two.request(url).serializingData().response
+        #expect(fromTwo.cacheStatus?.isFromCache == true)
+        #expect(try await probe.count() == 1)
+    }
+
+    @Test func aRetriedRequestGoesThroughTheCacheAgainAndIsStored() async throws {
+        var configuration = Session.Configuration.default
+        configuration.cache = ResponseCache(memoryCapacity: 1 << 20)
+        let session = Session(
+            configuration: configuration,
+            interceptor: RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01)
+        )
+        defer { Task { try await session.shutdown() } }
+        let probe = try await CacheProbe.make()
+        // A 503 with max-age (storable and fresh), then 200: the retry asks the server, not the stored 503, and its
+        // answer is stored and answers the next request.
+        let url = probe.url([("Cache-Control", "max-age=60"), ("_status", "503"), ("_then", "200")])
+        let first = await session.request(url).validate().serializingData().response
+        #expect(first.response?.status.code == 200, "\(String(describing: first.error))")
+        #expect(try decodeCached(first).count == 2)
+        let second = await session.request(url).validate().serializingData().response
+        #expect(second.cacheStatus?.isFromCache == true)
+        #expect(try await probe.count() == 2)
+    }
+}

@@ -20,6 +20,12 @@ extension BaseRequest {
         run: inout PipelineRun
     ) async throws(KiteError) -> (TransportResponse, HTTPResponse?) {
         guard let options = self.cacheOptions() else {
+            // A stream request with an unsafe method still removes the stored responses it changes.
+            if !ResponseCache.safeMethods.contains(request.head.method) {
+                let options = ResponseCache.Options(policy: .reloadIgnoringLocalCacheData, willStore: nil)
+                let exchange = try await cache.exchange(request, options: options, transport: self.context.transport)
+                return (exchange.response, exchange.networkHead)
+            }
             let response = try await self.context.transport.send(request)
             return (response, response.head)
         }

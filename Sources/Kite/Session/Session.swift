@@ -6,7 +6,7 @@ import Logging
 /// Creates and runs requests: the entry point of Kite.
 ///
 /// ``Session/default`` uses a shared engine that is never shut down; use it for most work.
-/// A session made with ``init(configuration:callbackQueue:logger:interceptor:serverTrustManager:redirectHandler:eventMonitors:)`` owns its connections and must
+/// A session made with ``init(configuration:callbackQueue:logger:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:)`` owns its connections and must
 /// be shut down with ``shutdown()`` when no longer needed.
 ///
 /// ```swift
@@ -75,7 +75,7 @@ public final class Session: Sendable {
     ///   - eventMonitors: Observe every request's lifecycle (``EventMonitor``).
     ///
     /// The extensions come in Alamofire's order (`interceptor`, `serverTrustManager`, `redirectHandler`,
-    /// `eventMonitors`), so Alamofire's call compiles once its `URLSessionConfiguration` is a
+    /// `cachedResponseHandler`, `eventMonitors`), so Alamofire's call compiles once its `URLSessionConfiguration` is a
     /// ``Configuration-swift.struct``.
     public convenience init(
         configuration: Configuration = .default,

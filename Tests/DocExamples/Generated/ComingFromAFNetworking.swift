@@ -47,8 +47,18 @@ enum ComingFromAFNetworkingExamples {
         let (task, object) = try await manager.post("users", parameters: ["name": "kite"])
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:107
-    static func line107() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:83
+    static func line83() async throws {
+        var configuration = Session.Configuration()
+        configuration.cache = ResponseCache(memoryCapacity: 4 * 1024 * 1024)  // NSURLCache on the configuration
+        let manager = HTTPSessionManager(baseURL: URL(string: "\(DocServer.base)"), configuration: configuration)
+        manager.requestSerializer.cachePolicy = .returnCacheDataElseLoad  // a stored response answers, however old
+        let (task, _) = try await manager.get("cache/60")
+        print(task.metrics?.cacheStatus.description ?? "")  // network the first time, then hit
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:121
+    static func line121() async throws {
         let manager = HTTPSessionManager(baseURL: URL(string: "https://api.example.com/v1"))
         manager.responseSerializer.acceptableContentTypes?.insert("text/html")
 
@@ -57,8 +67,8 @@ enum ComingFromAFNetworkingExamples {
         manager.responseSerializer = json
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:120
-    static func line120() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:134
+    static func line134() async throws {
         let plist = try await session.request(url).serializingPropertyList(options: []).value
         let image = try await session.request(url).serializingImage().value  // ImageInfo: format, pixel size, scale
         let document = try await session.request(url).serializingXMLDocument().value

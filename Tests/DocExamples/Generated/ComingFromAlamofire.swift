@@ -8,8 +8,8 @@ import Kite
 import FoundationNetworking
 #endif
 enum ComingFromAlamofireExamples {
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:78
-    static func line78() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:79
+    static func line79() async throws {
         // Alamofire
         // AF.request("https://httpbin.org/post", method: .post, parameters: login, encoder: JSONParameterEncoder.default)
         let response = await Session.default.request(
@@ -22,11 +22,23 @@ enum ComingFromAlamofireExamples {
         .response
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:194
-    static func line194() async throws {
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:195
+    static func line195() async throws {
         let value = try await Session.default.request("\(DocServer.base)/json")
             .validate()
             .serializingDecodable(JSONValue.self)
             .value
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:232
+    static func line232() async throws {
+        var configuration = Session.Configuration()
+        configuration.cache = ResponseCache(memoryCapacity: 4 * 1024 * 1024)  // Alamofire: URLCache on the configuration
+        let session = Session(configuration: configuration, cachedResponseHandler: ResponseCacher.cache)
+        let response = await session.request("\(DocServer.base)/cache/60")
+            .cacheResponse(using: ResponseCacher.doNotCache)
+            .serializingData()
+            .response
+        print(response.metrics?.cacheStatus.description ?? "")  // network
     }
 }

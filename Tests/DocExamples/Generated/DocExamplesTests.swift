@@ -35,6 +35,12 @@ import Testing
         try await READMEExamples.line255()
     }
 
+    /// README.md:387
+    @Test func README_md_387() async throws {
+        try await DocServer.start()
+        try await READMEExamples.line387()
+    }
+
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30
     @Test func BuildingRequests_md_30() async throws {
         try await DocServer.start()
@@ -47,16 +53,70 @@ import Testing
         try await BuildingRequestsExamples.line56()
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:78
-    @Test func ComingFromAlamofire_md_78() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:16
+    @Test func Caching_md_16() async throws {
         try await DocServer.start()
-        try await ComingFromAlamofireExamples.line78()
+        try await CachingExamples.line16()
     }
 
-    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:194
-    @Test func ComingFromAlamofire_md_194() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:99
+    @Test func Caching_md_99() async throws {
         try await DocServer.start()
-        try await ComingFromAlamofireExamples.line194()
+        try await CachingExamples.line99()
+    }
+
+    /// Sources/Kite/Kite.docc/Caching.md:119
+    @Test func Caching_md_119() async throws {
+        try await DocServer.start()
+        try await CachingExamples.line119()
+    }
+
+    /// Sources/Kite/Kite.docc/Caching.md:148
+    @Test func Caching_md_148() async throws {
+        try await DocServer.start()
+        try await CachingExamples.line148()
+    }
+
+    /// Sources/Kite/Kite.docc/Caching.md:197
+    @Test func Caching_md_197() async throws {
+        try await DocServer.start()
+        try await CachingExamples.line197()
+    }
+
+    /// Sources/Kite/Kite.docc/Caching.md:300
+    @Test func Caching_md_300() async throws {
+        try await DocServer.start()
+        try await CachingExamples.line300()
+    }
+
+    /// Sources/Kite/Kite.docc/Caching.md:489
+    @Test func Caching_md_489() async throws {
+        try await DocServer.start()
+        try await CachingExamples.line489()
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:83
+    @Test func ComingFromAFNetworking_md_83() async throws {
+        try await DocServer.start()
+        try await ComingFromAFNetworkingExamples.line83()
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:79
+    @Test func ComingFromAlamofire_md_79() async throws {
+        try await DocServer.start()
+        try await ComingFromAlamofireExamples.line79()
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:195
+    @Test func ComingFromAlamofire_md_195() async throws {
+        try await DocServer.start()
+        try await ComingFromAlamofireExamples.line195()
+    }
+
+    /// Sources/Kite/Kite.docc/ComingFromAlamofire.md:232
+    @Test func ComingFromAlamofire_md_232() async throws {
+        try await DocServer.start()
+        try await ComingFromAlamofireExamples.line232()
     }
 
     /// Sources/Kite/Kite.docc/Downloads.md:7
@@ -119,22 +179,22 @@ import Testing
         try await KiteExamples.line12()
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:120
-    @Test func ObservingRequests_md_120() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:121
+    @Test func ObservingRequests_md_121() async throws {
         try await DocServer.start()
-        try await ObservingRequestsExamples.line120()
+        try await ObservingRequestsExamples.line121()
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:159
-    @Test func ObservingRequests_md_159() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:160
+    @Test func ObservingRequests_md_160() async throws {
         try await DocServer.start()
-        try await ObservingRequestsExamples.line159()
+        try await ObservingRequestsExamples.line160()
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:243
-    @Test func ObservingRequests_md_243() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:244
+    @Test func ObservingRequests_md_244() async throws {
         try await DocServer.start()
-        try await ObservingRequestsExamples.line243()
+        try await ObservingRequestsExamples.line244()
     }
 
     /// Sources/Kite/Kite.docc/ResponsesAndValidation.md:31

@@ -9,8 +9,8 @@ import Logging
 import FoundationNetworking
 #endif
 
-// Sources/Kite/Kite.docc/ObservingRequests.md:178 is a fragment: swift-prometheus, whose factory it bootstraps, is not a dependency of Kite
-// Sources/Kite/Kite.docc/ObservingRequests.md:209 is a fragment: swift-otel, whose tracer it bootstraps, is not a dependency of Kite
+// Sources/Kite/Kite.docc/ObservingRequests.md:179 is a fragment: swift-prometheus, whose factory it bootstraps, is not a dependency of Kite
+// Sources/Kite/Kite.docc/ObservingRequests.md:210 is a fragment: swift-otel, whose tracer it bootstraps, is not a dependency of Kite
 fileprivate final class SlowRequests: EventMonitor {
     let queue = DispatchQueue(label: "slow-requests")
 
@@ -21,14 +21,14 @@ fileprivate final class SlowRequests: EventMonitor {
 }
 
 enum ObservingRequestsExamples {
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:57
-    static func line57() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:58
+    static func line58() async throws {
 
         let session = Session(configuration: .default, eventMonitors: [SlowRequests()])
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:73
-    static func line73() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:74
+    static func line74() async throws {
         let monitor = ClosureEventMonitor()
         monitor.requestDidReceiveResponse = { request, response in print(response.status.code) }
         monitor.requestDidUpdateDownloadProgress = { _, progress in print(progress.fractionCompleted) }
@@ -36,8 +36,8 @@ enum ObservingRequestsExamples {
         let session = Session(configuration: .default, eventMonitors: [monitor])
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:86
-    static func line86() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:87
+    static func line87() async throws {
         let session = Session(
             configuration: .default,
             interceptor: RetryPolicy(),
@@ -45,8 +45,8 @@ enum ObservingRequestsExamples {
         )
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:101
-    static func line101() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:102
+    static func line102() async throws {
         let session = Session(configuration: .default, eventMonitors: [KiteNotifications()])
         let observer = NotificationCenter.default.addObserver(
             forName: BaseRequest.didFinishNotification, object: nil, queue: nil
@@ -56,8 +56,8 @@ enum ObservingRequestsExamples {
         }
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:120
-    static func line120() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:121
+    static func line121() async throws {
 
         var logger = Logger(label: "api")
         logger.logLevel = .info
@@ -66,27 +66,27 @@ enum ObservingRequestsExamples {
         // GET \(DocServer.base)/get?q=swift&access_token=REDACTED 200 in 3 ms, sent 0 B, received 412 B, 0 retries
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:149
-    static func line149() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:150
+    static func line150() async throws {
         var configuration = Session.Configuration()
         configuration.redactedHeaderNames.insert(HTTPField.Name("X-Session")!)
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:159
-    static func line159() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:160
+    static func line160() async throws {
         session.request("\(DocServer.base)/get").cURLDescription { print($0) }.responseData { _ in }
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:243
-    static func line243() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:244
+    static func line244() async throws {
         let response = await session.request("\(DocServer.base)/get").serializingData().response
         if let metrics = response.metrics {
             print(metrics.latency as Any, metrics.requestDuration, metrics.bytesReceived, metrics.redirectCount)
         }
     }
 
-    /// Sources/Kite/Kite.docc/ObservingRequests.md:258
-    static func line258() async throws {
+    /// Sources/Kite/Kite.docc/ObservingRequests.md:259
+    static func line259() async throws {
         var configuration = Session.Configuration()
         configuration.collectsConnectionMetrics = true
         let session = Session(configuration: configuration)

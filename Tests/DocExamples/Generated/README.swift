@@ -203,8 +203,29 @@ enum READMEExamples {
         configuration.proxy = .socks(host: "127.0.0.1", port: 1080)      // or .none
     }
 
-    /// README.md:385
-    static func line385() async throws {
+    /// README.md:387
+    static func line387() async throws {
+        var configuration = Session.Configuration()
+        configuration.cache = ResponseCache(
+            memoryCapacity: 10 * 1024 * 1024,
+            diskCapacity: 200 * 1024 * 1024,   // every entry on disk; written atomically, shared by processes
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("kite-readme-cache")
+        )
+        let session = Session(configuration: configuration)
+        let url = "\(DocServer.base)/cache/60"
+        let response = await session.request(url).serializingData().response
+        print(response.metrics?.cacheStatus.description ?? "")  // "network"; later "hit (age 3 s)", "revalidated (304)"…
+
+        // URLRequest's cache policies, per session (requestCachePolicy) or per request
+        let offline = await session.request(url).cachePolicy(.returnCacheDataDontLoad).serializingData().response
+        print(offline.error?.code == .cacheMiss ? "nothing stored" : "from the cache, however old")
+
+        // Alamofire's ResponseCacher decides what is stored, per session or per request
+        _ = await session.request(url).cacheResponse(using: ResponseCacher.doNotCache).serializingData().response
+    }
+
+    /// README.md:417
+    static func line417() async throws {
 
         let mock = MockTransport()
         mock.stub(.get, "https://api.example.com/report", times: 1, response: .status(503))   // first attempt

@@ -76,9 +76,20 @@ import Testing
         let url = probe.url([("Cache-Control", "max-age=60")])
         let miss = await session.request(url).serializingData().response
         let hit = await session.request(url).serializingData().response
-        #expect(miss.response?.headerFields[HTTPField.Name("Cache-Status")!] == "Kite; fwd=miss")
         let status = try #require(hit.response?.headerFields[HTTPField.Name("Cache-Status")!])
         #expect(status == "Kite; hit; ttl=60" || status == "Kite; hit; ttl=59", "\(status)")
+        #expect(miss.response?.headerFields[HTTPField.Name("Cache-Status")!] == "Kite; fwd=miss; fwd-status=200")
+        let reload = await session.request(url).cachePolicy(.reloadIgnoringLocalCacheData).serializingData().response
+        #expect(reload.response?.headerFields[HTTPField.Name("Cache-Status")!] == "Kite; fwd=request; fwd-status=200")
+        let post = await session.request(url, method: .post).serializingData().response
+        #expect(post.response?.headerFields[HTTPField.Name("Cache-Status")!] == "Kite; fwd=method; fwd-status=200")
+        let varying = probe.url([("Cache-Control", "max-age=60"), ("Vary", "Accept"), ("X-V", "1")])
+        _ = await session.request(varying, headers: [.accept: "a/b"]).serializingData().response
+        let otherVariant = await session.request(varying, headers: [.accept: "c/d"]).serializingData().response
+        #expect(
+            otherVariant.response?.headerFields[HTTPField.Name("Cache-Status")!]
+                == "Kite; fwd=vary-miss; fwd-status=200"
+        )
         let tagged = probe.url([("Cache-Control", "no-cache"), ("ETag", "\"s\"")])
         _ = await session.request(tagged).serializingData().response
         let revalidated = await session.request(tagged).serializingData().response

@@ -522,3 +522,48 @@ final class LockedStatuses: Sendable {
         #expect(try await probe.count() == 2)
     }
 }
+
+/// What the documentation's review found, pinned down.
+@Suite struct ResponseCacheReviewTests {
+    @Test func staleIfErrorIsForTheFourErrorStatusesOnly() async throws {
+        let session = cachingSession()
+        defer { Task { try await session.shutdown() } }
+        for (status, stale) in [(500, true), (502, true), (504, true), (501, false), (505, false)] {
+            let probe = try await CacheProbe.make()
+            let url = probe.url([("Cache-Control", "max-age=0, stale-if-error=60"), ("_then", String(status))])
+            _ = await session.request(url).serializingData().response
+            let second = await session.request(url).serializingData().response
+            #expect((second.response?.status.code == 200) == stale, "\(status)")
+        }
+    }
+
+    @Test func reloadingIgnoringRemoteDataKeepsTheRequestsOwnDirectives() async throws {
+        let probe = try await CacheProbe.make()
+        let session = cachingSession()
+        defer { Task { try await session.shutdown() } }
+        let url = probe.url([("Cache-Control", "max-age=60")])
+        let response = await session.request(url, headers: [.cacheControl: "max-stale=5"])
+            .cachePolicy(.reloadIgnoringLocalAndRemoteCacheData).serializingData().response
+        #expect(try decodeCached(response).headers["cache-control"] == "max-stale=5, no-cache")
+    }
+
+    @Test func anUnsafeStreamRequestStillInvalidates() async throws {
+        let probe = try await CacheProbe.make()
+        let session = cachingSession()
+        defer { Task { try await session.shutdown() } }
+        let url = probe.url([("Cache-Control", "max-age=60")])
+        _ = await session.request(url).serializingData().response
+        for try await _ in session.streamRequest(url, method: .post).streamingData() {}
+        #expect(await session.request(url).serializingData().response.cacheStatus == .network)
+    }
+
+    @Test func theEntryLimitIsWhatATierCanKeep() {
+        #expect(ResponseCache(memoryCapacity: 1 << 20, maximumEntrySize: 10 << 20).maximumEntrySize == 1 << 20)
+        #expect(ResponseCache(memoryCapacity: 1 << 20).maximumEntrySize == (1 << 20) / 20)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kite-limit-\(UUID())")
+        #expect(
+            ResponseCache(memoryCapacity: 0, diskCapacity: 100 << 20, directory: directory).maximumEntrySize
+                == (100 << 20) / 20
+        )
+    }
+}

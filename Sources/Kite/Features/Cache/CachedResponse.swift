@@ -8,7 +8,8 @@ import HTTPTypes
 public struct CachedResponse: Sendable, Hashable {
     /// The storage's name for the entry: unique among all entries.
     public let id: UUID
-    /// The cache key: the request's method and absolute URL without its fragment.
+    /// The cache key: the request's absolute URL without its fragment, scheme and host lowercased, default port
+    /// dropped (only `GET` responses are stored).
     public let key: String
     /// The response head as stored (hop-by-hop fields removed).
     public var response: HTTPResponse
@@ -70,7 +71,7 @@ public struct CachedResponse: Sendable, Hashable {
 /// Where a response came from: the network, or the cache and why.
 ///
 /// Every response's ``ResponseMetrics/cacheStatus`` says it, which URLCache never did: a `304` revalidation
-/// reaches the caller as the stored `200`, but with ``revalidated(age:)``.
+/// reaches the caller as the stored `200`, but with ``revalidated``.
 public enum ResponseCacheStatus: Sendable, Hashable, CustomStringConvertible {
     /// Not from the cache: the session has none, the request bypassed it, or nothing stored could be used.
     case network

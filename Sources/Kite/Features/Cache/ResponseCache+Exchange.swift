@@ -19,6 +19,9 @@ struct CachedExchange: Sendable {
     var networkHead: HTTPResponse?
     /// A stored response's remaining freshness in seconds (negative when stale), for `Cache-Status`.
     var ttl: Int? = nil
+    /// Why the request went to the server (RFC 9211's `fwd`: `miss`, `vary-miss`, `method`, `bypass`, `request`,
+    /// `stale`); `nil` when it did not.
+    var forward: String? = "miss"
 }
 
 extension ResponseCache {
@@ -52,10 +55,18 @@ extension ResponseCache {
     /// The `Cache-Status` value (RFC 9211) for an exchange.
     static func cacheStatusValue(_ exchange: CachedExchange) -> String {
         switch exchange.status {
-        case .network: "Kite; fwd=miss"
-        case .hit: "Kite; hit; ttl=\(exchange.ttl ?? 0)"
-        case .revalidated: "Kite; fwd=stale; fwd-status=304"
-        case .stale(let reason, _): "Kite; hit; ttl=\(exchange.ttl ?? 0); detail=\"\(reason.rawValue)\""
+        case .network:
+            guard let forward = exchange.forward else { return "Kite; detail=\"only-if-cached\"" }
+            return "Kite; fwd=\(forward); fwd-status=\(exchange.response.head.status.code)"
+        case .hit:
+            return "Kite; hit; ttl=\(exchange.ttl ?? 0)"
+        case .revalidated:
+            return "Kite; fwd=stale; fwd-status=304"
+        case .stale(.ifError, _):
+            // Forwarded, the server failed, and the stale copy answered.
+            return "Kite; fwd=stale; detail=\"ifError\""
+        case .stale(let reason, _):
+            return "Kite; hit; ttl=\(exchange.ttl ?? 0); detail=\"\(reason.rawValue)\""
         }
     }
 
@@ -66,10 +77,10 @@ extension ResponseCache {
     ) async throws(KiteError) -> CachedExchange {
         let head = request.head
         guard let key = Self.key(for: head) else {
-            return try await Self.network(request, transport: transport)
+            return try await Self.network(request, transport: transport, forward: "bypass")
         }
         if !Self.safeMethods.contains(head.method) {
-            let exchange = try await Self.network(request, transport: transport)
+            let exchange = try await Self.network(request, transport: transport, forward: "method")
             if let url = head.url {
                 for invalid in CacheRules.invalidatedURLs(
                     request: head,
@@ -82,23 +93,29 @@ extension ResponseCache {
             return exchange
         }
         if head.method == .head, !Self.isConditional(head) {
-            let exchange = try await Self.network(request, transport: transport)
+            let exchange = try await Self.network(request, transport: transport, forward: "method")
             await self.freshen(key: key, request: head, with: exchange.response.head)
             return exchange
         }
         // Only a plain GET is answered and stored: a caller's own conditional or range request goes to the
         // server as it is, and its answer to the caller.
         guard head.method == .get, request.body == nil, !Self.isConditional(head) else {
-            return try await Self.network(request, transport: transport)
+            return try await Self.network(request, transport: transport, forward: "bypass")
         }
         switch options.policy {
         case .reloadIgnoringLocalCacheData:
-            return try await self.fetch(request, key: key, options: options, transport: transport)
+            var exchange = try await self.fetch(request, key: key, options: options, transport: transport)
+            exchange.forward = "request"
+            return exchange
         case .reloadIgnoringLocalAndRemoteCacheData:
             var reload = request
-            reload.head.headerFields[.cacheControl] = "no-cache"
+            // The request's own directives stay; no-cache is added to them.
+            let own = reload.head.headerFields[values: .cacheControl]
+            reload.head.headerFields[.cacheControl] = (own + ["no-cache"]).joined(separator: ", ")
             reload.head.headerFields[.pragma] = "no-cache"
-            return try await self.fetch(reload, key: key, options: options, transport: transport, varyOn: head)
+            var exchange = try await self.fetch(reload, key: key, options: options, transport: transport, varyOn: head)
+            exchange.forward = "request"
+            return exchange
         default:
             return try await self.lookUp(request, key: key, options: options, transport: transport)
         }
@@ -120,10 +137,12 @@ extension ResponseCache {
             // A stored 401 never answers a request that brings credentials: it would answer the challenge's
             // second hop with the same challenge.
             let answersCredentials = head.headerFields[.authorization] != nil
-            let variants = await self.store.responses(forKey: key).filter {
+            let stored = await self.store.responses(forKey: key)
+            let variants = stored.filter {
                 CacheRules.matchesVariant($0.info, request: head)
                     && !(answersCredentials && $0.response.status.code == 401)
             }
+            let forward = stored.isEmpty ? "miss" : "vary-miss"
             if let newest = variants.max(by: { $0.responseTime < $1.responseTime }) {
                 let age = CacheRules.currentAge(of: newest.info, now: now)
                 let lifetime = CacheRules.freshnessLifetime(of: newest.info, shared: self.isShared)
@@ -163,13 +182,26 @@ extension ResponseCache {
                 }
                 if revalidate {
                     if directives.onlyIfCached { return Self.gatewayTimeout() }
+                    var flight: FetchCoalescer.Flight?
+                    if coalesce {
+                        switch await self.flights.join(key) {
+                        case .lead(let lead):
+                            flight = lead
+                        case .followed:
+                            // Another request revalidated it: read the cache again, then go to the server
+                            // without waiting again (a resource that is always revalidated is not serialised).
+                            coalesce = false
+                            continue
+                        }
+                    }
                     return try await self.revalidate(
                         request,
                         key: key,
                         variants: variants,
                         newest: newest,
                         options: options,
-                        transport: transport
+                        transport: transport,
+                        flight: flight
                     )
                 }
                 // The stored body was gone: a miss.
@@ -183,16 +215,26 @@ extension ResponseCache {
                 )
             }
             if directives.onlyIfCached { return Self.gatewayTimeout() }
-            guard coalesce else {
-                return try await self.fetch(request, key: key, options: options, transport: transport)
+            var flight: FetchCoalescer.Flight?
+            if coalesce {
+                switch await self.flights.join(key) {
+                case .lead(let lead):
+                    flight = lead
+                case .followed:
+                    // Read the cache again; then go to the server without waiting again.
+                    coalesce = false
+                    continue
+                }
             }
-            switch await self.flights.join(key) {
-            case .lead(let flight):
-                return try await self.fetch(request, key: key, options: options, transport: transport, flight: flight)
-            case .followed(let stored):
-                // Read the cache again; when the other fetch stored nothing, go to the server without waiting again.
-                coalesce = stored
-            }
+            var exchange = try await self.fetch(
+                request,
+                key: key,
+                options: options,
+                transport: transport,
+                flight: flight
+            )
+            exchange.forward = forward
+            return exchange
         }
     }
 
@@ -204,7 +246,8 @@ extension ResponseCache {
         variants: [CachedResponse],
         newest: CachedResponse,
         options: Options,
-        transport: any Transport
+        transport: any Transport,
+        flight: FetchCoalescer.Flight? = nil
     ) async throws(KiteError) -> CachedExchange {
         var conditional = request
         for field in CacheRules.conditionalFields(for: variants.map(\.info)) {
@@ -215,7 +258,10 @@ extension ResponseCache {
         do {
             response = try await transport.send(conditional)
         } catch {
-            if let stale = await self.staleIfError(newest, request: request.head) { return stale }
+            // RFC 5861 §4: an error is a failure to reach the server, not the caller's cancellation.
+            if error.code != .cancelled, let stale = await self.staleIfError(newest, request: request.head) {
+                return stale
+            }
             throw error
         }
         let code = response.head.status.code
@@ -235,6 +281,7 @@ extension ResponseCache {
                 await self.store.update(entry)
                 if served == nil || entry.id == newest.id { served = entry }
             }
+            flight?.finish(stored: served != nil)
             if let served {
                 let age = CacheRules.currentAge(of: served.info, now: Date())
                 if var exchange = await self.serve(served, age: age, status: .revalidated) {
@@ -245,11 +292,21 @@ extension ResponseCache {
             // The 304 matched nothing stored (or the body is gone): ask again without conditions (§4.3.3).
             return try await self.fetch(request, key: key, options: options, transport: transport)
         }
-        if code >= 500, let stale = await self.staleIfError(newest, request: request.head) {
+        // RFC 5861 §4: "an error is any situation that would result in a 500, 502, 503, or 504 HTTP response".
+        if [500, 502, 503, 504].contains(code), let stale = await self.staleIfError(newest, request: request.head) {
             await Self.drain(response.body)
             return stale
         }
-        return await self.storing(response, for: request.head, key: key, requestTime: requestTime, options: options)
+        var exchange = await self.storing(
+            response,
+            for: request.head,
+            key: key,
+            requestTime: requestTime,
+            options: options,
+            flight: flight
+        )
+        exchange.forward = "stale"
+        return exchange
     }
 
     /// RFC 9111 §4.3.5: a `200` to a `HEAD` updates the stored `GET` responses its validators select, or removes
@@ -435,16 +492,18 @@ extension ResponseCache {
                 body: ByteChunks(chunks: [])
             ),
             status: .network,
-            networkHead: nil
+            networkHead: nil,
+            forward: nil
         )
     }
 
     nonisolated(nonsending) static func network(
         _ request: TransportRequest,
-        transport: any Transport
+        transport: any Transport,
+        forward: String
     ) async throws(KiteError) -> CachedExchange {
         let response = try await transport.send(request)
-        return CachedExchange(response: response, status: .network, networkHead: response.head)
+        return CachedExchange(response: response, status: .network, networkHead: response.head, forward: forward)
     }
 
     /// Whether the caller made the request conditional or partial itself.

@@ -63,7 +63,8 @@ public final class ResponseCache: Sendable {
         addsCacheStatusField: Bool = false
     ) {
         let largest = Int64(max(memoryCapacity, directory == nil ? 0 : diskCapacity))
-        let entryLimit = maximumEntrySize ?? largest / 20
+        // A tier keeps no entry larger than itself: the limit says what is really kept.
+        let entryLimit = min(maximumEntrySize ?? largest / 20, largest)
         let memory = MemoryCacheStore(capacity: memoryCapacity, maximumEntrySize: Int(clamping: entryLimit))
         if let directory, diskCapacity > 0 {
             let disk = DiskCacheStore(directory: directory, capacity: Int64(diskCapacity), maximumEntrySize: entryLimit)

@@ -26,6 +26,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case propertyList
     case xmlDocument
     case xmlParser
+    case cacheControl
+    case cacheFreshness
+    case cacheEntry
 
     /// The target `KITE_FUZZ_TARGET` names.
     static let selected: FuzzTarget = {
@@ -78,6 +81,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             #if canImport(FoundationXML)
             Self.fuzzXMLParser(input)
             #endif
+        case .cacheControl: Self.fuzzCacheControl(input)
+        case .cacheFreshness: Self.fuzzCacheFreshness(input)
+        case .cacheEntry: Self.fuzzCacheEntry(input)
         }
     }
 }

@@ -99,19 +99,19 @@ import Testing
         #expect(second.output.contains("\nAge: "))
         #expect(Self.body(second.output) == Self.body(first.output), "the stored body, printed the same")
         #expect(Self.body(first.output).contains(#""count" : 1"#) || Self.body(first.output).contains(#""count": 1"#))
-        // Eight processes at once on one directory, four URLs: every run answers, each URL was fetched at most
+        // Four processes at once on one directory, two URLs: every run answers, each URL was fetched at most
         // once per process, and the directory then holds only complete entries.
-        let urls = (0..<4).map { "\(server.baseURL)/cached/\(key)-\($0)?Cache-Control=max-age%3D60&_size=50000" }
+        let urls = (0..<2).map { "\(server.baseURL)/cached/\(key)-\($0)?Cache-Control=max-age%3D60&_size=50000" }
         let runs = try await withThrowingTaskGroup(of: Run.self) { group in
-            for index in 0..<8 {
-                group.addTask { try await Self.kite("--cache", directory.path, urls[index % 4]) }
+            for index in 0..<4 {
+                group.addTask { try await Self.kite("--cache", directory.path, urls[index % 2]) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(runs.allSatisfy { $0.status == 0 && $0.output.hasPrefix("HTTP 200 OK\n") }, "\(runs.map(\.errors))")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         let heads = names.filter { $0.hasSuffix(".head") }
-        #expect(heads.count >= 5, "\(names)")
+        #expect(heads.count >= 3, "\(names)")
         for head in heads {
             struct Head: Decodable { let bodyLength: Int }
             let stored = try JSONDecoder().decode(

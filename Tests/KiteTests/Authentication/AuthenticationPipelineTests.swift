@@ -126,7 +126,11 @@ import Testing
             authenticator: authenticator,
             credential: TokenCredential(token: "expired")
         )
-        let session = Session(configuration: .default, interceptor: interceptor)
+        // Room for the fifty at once: with the default 8 connections, the back of the pool's queue can wait out
+        // the 10 s connect timeout on a loaded machine (Session.suite says more).
+        var configuration = Session.Configuration()
+        configuration.maximumConnectionsPerHost = 64
+        let session = Session(configuration: configuration, interceptor: interceptor)
         defer { Task { try await session.shutdown() } }
         let statuses = try await withThrowingTaskGroup(of: (Int?, Int).self) { group in
             for _ in 0..<50 {

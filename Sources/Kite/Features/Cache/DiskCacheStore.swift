@@ -7,11 +7,13 @@ import NIOPosix
 ///
 /// Each entry is two files named by its id: `ID.body`, then `ID.head` (JSON). Both are written under a
 /// `.partial` name and renamed into place, the head last, so a process killed mid-write leaves the old entry
-/// or none, never a torn one. The directory is read once, when the store is first used: a head that does not
-/// parse, names another format, or whose body is missing or has another size is a damaged entry, removed then
-/// (or when it is first read). Two stores (in two sessions or two processes) may share a directory: each sees
-/// the entries that were there when it started and those it stores itself; an entry the other one removed is
-/// a miss.
+/// or none, never a torn one; a head rewritten after a `304` gets a partial name of its own
+/// (`ID.head.TOKEN.partial`), so two writers of one head never write into one file. The directory is read
+/// once, when the store is first used: a head that does not parse, names another format, or whose body is
+/// missing or has another size is a damaged entry, removed then (or when it is first read). Two stores (in two
+/// sessions or two processes) may share a directory: each sees the entries that were there when it started and
+/// those it stores itself; an entry the other one removed is a miss. A body is opened when it is served, so an
+/// entry evicted while its body streams is still read whole.
 ///
 /// File calls run on NIO's blocking-I/O thread pool, never on Swift's cooperative threads.
 final class DiskCacheStore: CacheStore {
@@ -107,6 +109,32 @@ final class DiskCacheStore: CacheStore {
             return evicted
         }
 
+        /// Marks the entry as just used; returns it, or `nil` when it is not stored.
+        mutating func use(_ id: UUID) -> Entry? {
+            let now = self.tick()
+            self.entries[id]?.lastUse = now
+            return self.entries[id]
+        }
+
+        /// Replaces the head of the entry with `response`'s id, which now costs `cost`, marking it as used;
+        /// returns whether it is stored, and the entries evicted to make room.
+        mutating func replaceHead(
+            _ response: CachedResponse,
+            cost: Int64,
+            capacity: Int64
+        ) -> (stored: Bool, evicted: [CachedResponse]) {
+            guard var entry = self.use(response.id) else { return (false, []) }
+            self.used += cost - entry.cost
+            entry.response = response
+            entry.cost = cost
+            self.entries[response.id] = entry
+            var evicted: [CachedResponse] = []
+            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
+                if let removed = self.remove(oldest.response.id) { evicted.append(removed.response) }
+            }
+            return (self.entries[response.id] != nil, evicted)
+        }
+
         @discardableResult
         mutating func remove(_ id: UUID) -> Entry? {
             guard let entry = self.entries.removeValue(forKey: id) else { return nil }
@@ -169,32 +197,34 @@ final class DiskCacheStore: CacheStore {
         }
     }
 
+    /// Marks the entry as just used (a hit the memory tier answered); returns whether this store has it.
+    func markUsed(_ response: CachedResponse) async -> Bool {
+        await self.loading.value
+        return self.state.withLockedValue { $0.use(response.id) } != nil
+    }
+
     func body(of response: CachedResponse) async -> ByteChunks? {
         await self.loading.value
-        let known = self.state.withLockedValue { state -> CachedResponse? in
-            let now = state.tick()
-            guard var entry = state.entries[response.id] else { return nil }
-            entry.lastUse = now
-            state.entries[response.id] = entry
-            return entry.response
-        }
-        guard let known, let length = known.bodyLength else { return nil }
+        guard let known = self.state.withLockedValue({ $0.use(response.id)?.response }),
+            let length = known.bodyLength
+        else { return nil }
         let path = self.path(of: response.id, "body")
-        let size = try? await Self.blocking { () throws(SystemFile.SystemError) -> Int64 in
-            try SystemFile.status(ofPath: path).get().size
+        // Opened now, not when the body is first read: an entry evicted (its files unlinked) while its body
+        // streams to the caller is still read whole.
+        let opened = try? await Self.blocking { () throws(SystemFile.SystemError) -> OpenBody? in
+            let descriptor = try SystemFile.openForReading(path).get()
+            guard case .success(length) = SystemFile.size(ofDescriptor: descriptor) else {
+                SystemFile.close(descriptor)
+                return nil
+            }
+            return OpenBody(descriptor: descriptor, path: path, length: length)
         }
-        guard size == length else {
+        guard let body = opened ?? nil else {
             // Removed by another process, or damaged: a miss, and gone.
             await self.remove(known)
             return nil
         }
-        let file = MultipartFormData.FileSource(
-            url: URL(fileURLWithPath: path),
-            path: path,
-            size: length,
-            role: "the cached response body"
-        )
-        return ByteChunks.reading(file, chunkSize: 64 * 1024, failure: { $0 })
+        return body.chunks(size: 64 * 1024)
     }
 
     func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
@@ -208,12 +238,17 @@ final class DiskCacheStore: CacheStore {
         guard let length = self.state.withLockedValue({ $0.entries[response.id]?.response.bodyLength }) else { return }
         var updated = response
         updated.bodyLength = length
-        let written = try? await self.writeHead(updated, bodyLength: length)
-        guard written != nil else { return }
-        self.state.withLockedValue { state in
-            guard var entry = state.entries[response.id] else { return }
-            entry.response = updated
-            state.entries[response.id] = entry
+        guard let headBytes = try? await self.writeHead(updated, bodyLength: length) else { return }
+        let capacity = self.capacity
+        let (stored, evicted) = self.state.withLockedValue { state in
+            state.replaceHead(updated, cost: length + headBytes, capacity: capacity)
+        }
+        // Removed while the head was written: the head just written must not outlive it.
+        let removed = stored ? evicted.map(\.id) : evicted.map(\.id) + [response.id]
+        guard !removed.isEmpty else { return }
+        let directory = self.directory
+        _ = try? await Self.blocking {
+            for id in removed { Self.removeFiles(of: id, in: directory) }
         }
     }
 
@@ -253,7 +288,8 @@ final class DiskCacheStore: CacheStore {
     /// Writes `response`'s head file atomically.
     fileprivate func writeHead(_ response: CachedResponse, bodyLength: Int64) async throws -> Int64 {
         let data = try JSONEncoder().encode(Head(response, bodyLength: bodyLength))
-        let partial = self.path(of: response.id, "head.partial")
+        // A name of its own: another update of this head (here or in another process) writes its own file.
+        let partial = self.path(of: response.id, "head.\(UUID().uuidString).partial")
         let final = self.path(of: response.id, "head")
         try await Self.blocking { () throws(SystemFile.SystemError) in
             let descriptor = try SystemFile.openForWriting(partial, truncate: true).get()
@@ -369,6 +405,86 @@ final class DiskCacheStore: CacheStore {
             self.file = nil
             let partial = self.partialPath
             _ = try? await DiskCacheStore.blocking { SystemFile.remove(partial) }
+        }
+    }
+
+    /// A body file opened for reading, closed when the last reader lets it go.
+    final class OpenBody: Sendable {
+        let descriptor: CInt
+        let path: String
+        let length: Int64
+
+        init(descriptor: CInt, path: String, length: Int64) {
+            self.descriptor = descriptor
+            self.path = path
+            self.length = length
+        }
+
+        deinit {
+            SystemFile.close(self.descriptor)
+        }
+
+        /// The body in chunks of `size` bytes, read on the thread pool as they are pulled, from the start again
+        /// for each iteration; a file that ends early or runs on is an error, never a short or long body.
+        func chunks(size: Int) -> ByteChunks {
+            ByteChunks(makeNext: {
+                var offset: Int64 = 0
+                var ended = false
+                return { () async throws -> ByteBuffer? in
+                    guard !ended else { return nil }
+                    let start = offset
+                    let count = Int(min(Int64(size), self.length - start))
+                    let chunk: ByteBuffer?
+                    do throws(KiteError) {
+                        chunk = try await self.read(count, at: start)
+                    } catch {
+                        // The reading helpers are the multipart ones; the failure is the cached body's.
+                        throw KiteError(
+                            code: .invalidResponse,
+                            message: "the cached response body could not be read: \(error.message)",
+                            underlyingError: error.underlyingError
+                        )
+                    }
+                    offset += Int64(count)
+                    ended = chunk == nil
+                    return chunk
+                }
+            })
+        }
+
+        /// `count` bytes at `offset`; at the end (`count` 0), checks that nothing follows and returns `nil`.
+        private func read(_ count: Int, at offset: Int64) async throws(KiteError) -> ByteBuffer? {
+            let file = MultipartFormData.FileSource(
+                url: URL(fileURLWithPath: self.path),
+                path: self.path,
+                size: self.length,
+                role: "the cached response body"
+            )
+            let descriptor = self.descriptor
+            do {
+                return try await NIOThreadPool.singleton.runIfActive { () throws(KiteError) -> ByteBuffer? in
+                    guard count > 0 else {
+                        try MultipartFormData.checkFileEnds(descriptor, file: file, label: "")
+                        return nil
+                    }
+                    var buffer = ByteBufferAllocator().buffer(capacity: count)
+                    var result: Result<Int, SystemFile.SystemError> = .success(0)
+                    buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                        result = SystemFile.read(
+                            descriptor,
+                            into: UnsafeMutableRawBufferPointer(rebasing: pointer[0..<count]),
+                            at: offset
+                        )
+                        return (try? result.get()) ?? 0
+                    }
+                    try MultipartFormData.checkRead(result, of: file, label: "", offset: offset, expected: count)
+                    return buffer
+                }
+            } catch let error as KiteError {
+                throw error
+            } catch {
+                throw MultipartFormData.readFailure(file, label: "", error, doing: "read")
+            }
         }
     }
 

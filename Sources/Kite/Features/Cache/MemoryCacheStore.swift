@@ -32,6 +32,20 @@ final class MemoryCacheStore: CacheStore {
             }
         }
 
+        /// Replaces the head of the entry with `response`'s id, counts it again and marks it as used.
+        mutating func replaceHead(_ response: CachedResponse, capacity: Int) {
+            guard var entry = self.entries[response.id] else { return }
+            let cost = MemoryCacheStore.cost(of: response, bodyBytes: entry.body.readableBytes)
+            self.used += cost - entry.cost
+            entry.response = response
+            entry.cost = cost
+            entry.lastUse = self.tick()
+            self.entries[response.id] = entry
+            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
+                self.remove(oldest.response.id)
+            }
+        }
+
         @discardableResult
         mutating func remove(_ id: UUID) -> Entry? {
             guard let entry = self.entries.removeValue(forKey: id) else { return nil }
@@ -104,11 +118,7 @@ final class MemoryCacheStore: CacheStore {
     }
 
     func update(_ response: CachedResponse) async {
-        self.state.withLockedValue { state in
-            guard var entry = state.entries[response.id] else { return }
-            entry.response = response
-            state.entries[response.id] = entry
-        }
+        self.state.withLockedValue { $0.replaceHead(response, capacity: self.capacity) }
     }
 
     func remove(_ response: CachedResponse) async {

@@ -73,14 +73,36 @@ struct UserCacheStore: CacheStore {
         await self.storage.responses(forKey: key)
     }
 
+    /// The storage's body, checked against the stored length: one that ends early or runs on is an error, never
+    /// a short or long body delivered as complete.
     func body(of response: CachedResponse) async -> ByteChunks? {
         guard let stream = await self.storage.body(of: response) else { return nil }
+        let expected = response.bodyLength
+        let key = response.key
         return ByteChunks(makeNext: {
             var iterator = stream.makeAsyncIterator()
+            var received: Int64 = 0
             return { () async throws -> ByteBuffer? in
-                try await iterator.next().map { ByteBuffer(data: $0) }
+                guard let data = try await iterator.next() else {
+                    if let expected, received != expected {
+                        throw Self.lengthMismatch(key, "ended after \(received) of its \(expected) bytes")
+                    }
+                    return nil
+                }
+                received += Int64(data.count)
+                if let expected, received > expected {
+                    throw Self.lengthMismatch(key, "ran past its \(expected) bytes")
+                }
+                return ByteBuffer(data: data)
             }
         })
+    }
+
+    static func lengthMismatch(_ key: String, _ what: String) -> KiteError {
+        KiteError(
+            code: .invalidResponse,
+            message: "the stored body of \(key) from the cache storage \(what), so it is not the stored response"
+        )
     }
 
     func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {

@@ -13,7 +13,13 @@ struct TieredCacheStore: CacheStore {
 
     func body(of response: CachedResponse) async -> ByteChunks? {
         if let buffer = self.memory.bodyBuffer(of: response) {
-            return ByteChunks(chunks: [buffer])
+            // A hit in memory is a use of the entry on disk too, or the disk tier would evict the entries read
+            // most as if they were never read; one the disk tier no longer has is dropped from memory.
+            if await self.disk.markUsed(response) {
+                return ByteChunks(chunks: [buffer])
+            }
+            await self.memory.remove(response)
+            return nil
         }
         return await self.disk.body(of: response)
     }

@@ -570,3 +570,26 @@ final class LockedStatuses: Sendable {
         )
     }
 }
+
+/// A response a tier cannot keep never costs the one it would have replaced.
+@Suite struct ResponseCacheReplacementTests {
+    @Test func aResponseTooLargeForTheMemoryTierLeavesTheStoredOne() async throws {
+        let probe = try await CacheProbe.make()
+        let cache = ResponseCache(memoryCapacity: 2500, maximumEntrySize: 2500)
+        let session = cachingSession(cache)
+        defer { Task { try await session.shutdown() } }
+        let url = probe.url([("Cache-Control", "max-age=60")])
+        _ = await session.request(url).serializingData().response
+        // The route echoes request fields: this reload's body is about 2,100 bytes, under the entry limit, but with
+        // its head it does not fit the tier.
+        let padded = await session.request(
+            url,
+            headers: [HTTPField.Name("X-Pad")!: String(repeating: "p", count: 2000)]
+        )
+        .cachePolicy(.reloadIgnoringLocalCacheData).serializingData().response
+        #expect((2000..<2500).contains(padded.data?.count ?? 0))
+        let after = await session.request(url).serializingData().response
+        #expect(after.cacheStatus?.isFromCache == true, "the first response is still stored")
+        #expect(try decodeCached(after).count == 1)
+    }
+}

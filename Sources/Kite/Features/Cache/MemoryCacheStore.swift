@@ -103,12 +103,14 @@ final class MemoryCacheStore: CacheStore {
     }
 
     /// Keeps `response` with `body` (a body the disk tier read, say); does nothing when it is too large.
-    func insert(_ response: CachedResponse, body: ByteBuffer) {
+    @discardableResult
+    func insert(_ response: CachedResponse, body: ByteBuffer) -> Bool {
         let cost = Self.cost(of: response, bodyBytes: body.readableBytes)
-        guard body.readableBytes <= self.maximumEntrySize, cost <= self.capacity else { return }
-        self.state.withLockedValue { state in
+        guard body.readableBytes <= self.maximumEntrySize, cost <= self.capacity else { return false }
+        return self.state.withLockedValue { state in
             let now = state.tick()
             state.insert(Entry(response: response, body: body, cost: cost, lastUse: now), capacity: self.capacity)
+            return true
         }
     }
 
@@ -164,7 +166,8 @@ final class MemoryCacheStore: CacheStore {
             guard let body = self.body.withLockedValue({ $0.take() }) else { throw CacheStoreError.tooLarge }
             var response = self.response
             response.bodyLength = Int64(body.readableBytes)
-            self.store.insert(response, body: body)
+            // Not kept (its head makes it larger than the tier): the caller must not count it as stored.
+            guard self.store.insert(response, body: body) else { throw CacheStoreError.tooLarge }
         }
 
         func abort() async {

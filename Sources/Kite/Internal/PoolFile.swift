@@ -45,7 +45,7 @@ final class PoolFile: Sendable {
     /// Runs `body` on the thread pool to the end, even when the calling task is cancelled: a chunk that
     /// arrived is written (so resume data covers it) and a file being closed is closed (no descriptor
     /// leaks). NIO's async `runIfActive` would skip work not yet started once the task is cancelled.
-    private static func run<T: Sendable>(
+    static func run<T: Sendable>(
         _ body: @escaping @Sendable () throws(SystemFile.SystemError) -> T
     ) async throws(SystemFile.SystemError) -> T {
         do {

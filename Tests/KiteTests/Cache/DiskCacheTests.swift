@@ -242,7 +242,7 @@ func collect(_ chunks: ByteChunks) async throws -> Data {
             async let first: Void = one.update(forOne)
             async let second: Void = two.update(forTwo)
             _ = await (first, second)
-            let found = try await DiskCacheStore.blocking { DiskCacheStore.scan(directory.url) }
+            let found = try await PoolFile.run { DiskCacheStore.scan(directory.url) }
             guard found.count == 1 else {
                 Issue.record("round \(round): the head did not parse: \(directory.files)")
                 break

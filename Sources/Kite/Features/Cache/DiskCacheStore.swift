@@ -79,74 +79,7 @@ final class DiskCacheStore: CacheStore {
         }
     }
 
-    private struct Entry {
-        var response: CachedResponse
-        var cost: Int64
-        var lastUse: UInt64
-    }
-
-    private struct State {
-        var entries: [UUID: Entry] = [:]
-        var keys: [String: [UUID]] = [:]
-        var used: Int64 = 0
-        var clock: UInt64 = 0
-
-        mutating func tick() -> UInt64 {
-            self.clock += 1
-            return self.clock
-        }
-
-        /// Adds `entry`; returns the entries evicted to make room.
-        mutating func insert(_ entry: Entry, capacity: Int64) -> [CachedResponse] {
-            self.remove(entry.response.id)
-            self.entries[entry.response.id] = entry
-            self.keys[entry.response.key, default: []].append(entry.response.id)
-            self.used += entry.cost
-            var evicted: [CachedResponse] = []
-            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
-                if let removed = self.remove(oldest.response.id) { evicted.append(removed.response) }
-            }
-            return evicted
-        }
-
-        /// Marks the entry as just used; returns it, or `nil` when it is not stored.
-        mutating func use(_ id: UUID) -> Entry? {
-            let now = self.tick()
-            self.entries[id]?.lastUse = now
-            return self.entries[id]
-        }
-
-        /// Replaces the head of the entry with `response`'s id, which now costs `cost`, marking it as used;
-        /// returns whether it is stored, and the entries evicted to make room.
-        mutating func replaceHead(
-            _ response: CachedResponse,
-            cost: Int64,
-            capacity: Int64
-        ) -> (stored: Bool, evicted: [CachedResponse]) {
-            guard var entry = self.use(response.id) else { return (false, []) }
-            self.used += cost - entry.cost
-            entry.response = response
-            entry.cost = cost
-            self.entries[response.id] = entry
-            var evicted: [CachedResponse] = []
-            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
-                if let removed = self.remove(oldest.response.id) { evicted.append(removed.response) }
-            }
-            return (self.entries[response.id] != nil, evicted)
-        }
-
-        @discardableResult
-        mutating func remove(_ id: UUID) -> Entry? {
-            guard let entry = self.entries.removeValue(forKey: id) else { return nil }
-            self.used -= entry.cost
-            let key = entry.response.key
-            self.keys[key]?.removeAll { $0 == id }
-            if self.keys[key]?.isEmpty == true { self.keys[key] = nil }
-            return entry
-        }
-    }
-
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<CacheIndex<Void>>
     /// Reads the directory once; every call waits for it first.
     private let loading: Task<Void, Never>
 
@@ -157,21 +90,20 @@ final class DiskCacheStore: CacheStore {
         self.directory = directory.standardizedFileURL
         self.capacity = max(capacity, 0)
         self.maximumEntrySize = max(min(maximumEntrySize, self.capacity), 0)
-        let state = self.state
+        let state = NIOLockedValueBox(CacheIndex<Void>(capacity: self.capacity))
+        self.state = state
         let directory = self.directory
-        let capacity = self.capacity
         self.loading = Task {
-            let found = (try? await Self.blocking { Self.scan(directory) }) ?? []
+            let found = (try? await PoolFile.run { Self.scan(directory) }) ?? []
             let evicted = state.withLockedValue { state in
                 var evicted: [CachedResponse] = []
                 for (response, cost, _) in found.sorted(by: { $0.2 < $1.2 }) {
-                    let now = state.tick()
-                    evicted += state.insert(Entry(response: response, cost: cost, lastUse: now), capacity: capacity)
+                    evicted += state.insert(response, payload: (), cost: cost).map(\.response)
                 }
                 return evicted
             }
             if !evicted.isEmpty {
-                _ = try? await Self.blocking {
+                _ = try? await PoolFile.run {
                     for response in evicted { Self.removeFiles(of: response.id, in: directory) }
                 }
             }
@@ -192,9 +124,7 @@ final class DiskCacheStore: CacheStore {
 
     func responses(forKey key: String) async -> [CachedResponse] {
         await self.loading.value
-        return self.state.withLockedValue { state in
-            (state.keys[key] ?? []).compactMap { state.entries[$0]?.response }
-        }
+        return self.state.withLockedValue { $0.responses(forKey: key) }
     }
 
     /// Marks the entry as just used (a hit the memory tier answered); returns whether this store has it.
@@ -211,7 +141,7 @@ final class DiskCacheStore: CacheStore {
         let path = self.path(of: response.id, "body")
         // Opened now, not when the body is first read: an entry evicted (its files unlinked) while its body
         // streams to the caller is still read whole.
-        let opened = try? await Self.blocking { () throws(SystemFile.SystemError) -> OpenBody? in
+        let opened = try? await PoolFile.run { () throws(SystemFile.SystemError) -> OpenBody? in
             let descriptor = try SystemFile.openForReading(path).get()
             guard case .success(length) = SystemFile.size(ofDescriptor: descriptor) else {
                 SystemFile.close(descriptor)
@@ -239,15 +169,14 @@ final class DiskCacheStore: CacheStore {
         var updated = response
         updated.bodyLength = length
         guard let headBytes = try? await self.writeHead(updated, bodyLength: length) else { return }
-        let capacity = self.capacity
         let (stored, evicted) = self.state.withLockedValue { state in
-            state.replaceHead(updated, cost: length + headBytes, capacity: capacity)
+            state.replaceHead(updated, cost: length + headBytes)
         }
         // Removed while the head was written: the head just written must not outlive it.
-        let removed = stored ? evicted.map(\.id) : evicted.map(\.id) + [response.id]
+        let removed = stored ? evicted.map(\.response.id) : evicted.map(\.response.id) + [response.id]
         guard !removed.isEmpty else { return }
         let directory = self.directory
-        _ = try? await Self.blocking {
+        _ = try? await PoolFile.run {
             for id in removed { Self.removeFiles(of: id, in: directory) }
         }
     }
@@ -256,29 +185,24 @@ final class DiskCacheStore: CacheStore {
         await self.loading.value
         self.state.withLockedValue { _ = $0.remove(response.id) }
         let directory = self.directory
-        _ = try? await Self.blocking { Self.removeFiles(of: response.id, in: directory) }
+        _ = try? await PoolFile.run { Self.removeFiles(of: response.id, in: directory) }
     }
 
     func removeResponses(forKey key: String) async {
         await self.loading.value
-        let removed = self.state.withLockedValue { state in
-            (state.keys[key] ?? []).compactMap { state.remove($0)?.response.id }
-        }
+        let removed = self.state.withLockedValue { $0.removeAll(forKey: key).map(\.response.id) }
         guard !removed.isEmpty else { return }
         let directory = self.directory
-        _ = try? await Self.blocking {
+        _ = try? await PoolFile.run {
             for id in removed { Self.removeFiles(of: id, in: directory) }
         }
     }
 
     func removeAll() async {
         await self.loading.value
-        let removed = self.state.withLockedValue { state in
-            defer { state = State() }
-            return Array(state.entries.keys)
-        }
+        let removed = self.state.withLockedValue { $0.removeAll().map(\.response.id) }
         let directory = self.directory
-        _ = try? await Self.blocking {
+        _ = try? await PoolFile.run {
             for id in removed { Self.removeFiles(of: id, in: directory) }
         }
     }
@@ -291,7 +215,7 @@ final class DiskCacheStore: CacheStore {
         // A name of its own: another update of this head (here or in another process) writes its own file.
         let partial = self.path(of: response.id, "head.\(UUID().uuidString).partial")
         let final = self.path(of: response.id, "head")
-        try await Self.blocking { () throws(SystemFile.SystemError) in
+        try await PoolFile.run { () throws(SystemFile.SystemError) in
             let descriptor = try SystemFile.openForWriting(partial, truncate: true).get()
             let error = data.withUnsafeBytes { SystemFile.write(descriptor, $0) }
             let closeError = SystemFile.close(descriptor)
@@ -305,13 +229,10 @@ final class DiskCacheStore: CacheStore {
 
     /// Records a committed entry and evicts what no longer fits.
     fileprivate func committed(_ response: CachedResponse, cost: Int64) async {
-        let evicted = self.state.withLockedValue { state in
-            let now = state.tick()
-            return state.insert(Entry(response: response, cost: cost, lastUse: now), capacity: self.capacity)
-        }
+        let evicted = self.state.withLockedValue { $0.insert(response, payload: (), cost: cost).map(\.response) }
         guard !evicted.isEmpty else { return }
         let directory = self.directory
-        _ = try? await Self.blocking {
+        _ = try? await PoolFile.run {
             for response in evicted { Self.removeFiles(of: response.id, in: directory) }
         }
     }
@@ -374,7 +295,7 @@ final class DiskCacheStore: CacheStore {
                 self.file = nil
                 let partial = self.partialPath
                 let final = self.store.path(of: self.response.id, "body")
-                try await DiskCacheStore.blocking { () throws(SystemFile.SystemError) in
+                try await PoolFile.run { () throws(SystemFile.SystemError) in
                     if let error = SystemFile.rename(partial, to: final) { throw error }
                 }
             } catch {
@@ -389,7 +310,7 @@ final class DiskCacheStore: CacheStore {
             } catch {
                 let directory = self.store.directory
                 let id = self.response.id
-                _ = try? await DiskCacheStore.blocking { DiskCacheStore.removeFiles(of: id, in: directory) }
+                _ = try? await PoolFile.run { DiskCacheStore.removeFiles(of: id, in: directory) }
                 throw error
             }
         }
@@ -404,7 +325,7 @@ final class DiskCacheStore: CacheStore {
             try? await self.file?.close()
             self.file = nil
             let partial = self.partialPath
-            _ = try? await DiskCacheStore.blocking { SystemFile.remove(partial) }
+            _ = try? await PoolFile.run { SystemFile.remove(partial) }
         }
     }
 
@@ -489,21 +410,6 @@ final class DiskCacheStore: CacheStore {
     }
 
     // MARK: Files
-
-    /// Runs `body` on NIO's blocking-I/O thread pool.
-    static func blocking<T: Sendable>(
-        _ body: @escaping @Sendable () throws(SystemFile.SystemError) -> T
-    ) async throws(SystemFile.SystemError) -> T {
-        do {
-            return try await NIOThreadPool.singleton.runIfActive(
-                eventLoop: MultiThreadedEventLoopGroup.singleton.any()
-            ) { try body() }.get()
-        } catch let error as SystemFile.SystemError {
-            throw error
-        } catch {
-            throw SystemFile.SystemError(code: ECANCELED)
-        }
-    }
 
     static func removeFiles(of id: UUID, in directory: URL) {
         SystemFile.remove(directory.appendingPathComponent("\(id.uuidString).head").path)

@@ -9,68 +9,16 @@ final class MemoryCacheStore: CacheStore {
     /// The body bytes one entry may have; a larger one is not kept.
     let maximumEntrySize: Int
 
-    private struct Entry {
-        var response: CachedResponse
-        var body: ByteBuffer
-        var cost: Int
-        var lastUse: UInt64
-    }
-
-    private struct State {
-        var entries: [UUID: Entry] = [:]
-        var keys: [String: [UUID]] = [:]
-        var used = 0
-        var clock: UInt64 = 0
-
-        mutating func insert(_ entry: Entry, capacity: Int) {
-            self.remove(entry.response.id)
-            self.entries[entry.response.id] = entry
-            self.keys[entry.response.key, default: []].append(entry.response.id)
-            self.used += entry.cost
-            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
-                self.remove(oldest.response.id)
-            }
-        }
-
-        /// Replaces the head of the entry with `response`'s id, counts it again and marks it as used.
-        mutating func replaceHead(_ response: CachedResponse, capacity: Int) {
-            guard var entry = self.entries[response.id] else { return }
-            let cost = MemoryCacheStore.cost(of: response, bodyBytes: entry.body.readableBytes)
-            self.used += cost - entry.cost
-            entry.response = response
-            entry.cost = cost
-            entry.lastUse = self.tick()
-            self.entries[response.id] = entry
-            while self.used > capacity, let oldest = self.entries.values.min(by: { $0.lastUse < $1.lastUse }) {
-                self.remove(oldest.response.id)
-            }
-        }
-
-        @discardableResult
-        mutating func remove(_ id: UUID) -> Entry? {
-            guard let entry = self.entries.removeValue(forKey: id) else { return nil }
-            self.used -= entry.cost
-            let key = entry.response.key
-            self.keys[key]?.removeAll { $0 == id }
-            if self.keys[key]?.isEmpty == true { self.keys[key] = nil }
-            return entry
-        }
-
-        mutating func tick() -> UInt64 {
-            self.clock += 1
-            return self.clock
-        }
-    }
-
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<CacheIndex<ByteBuffer>>
 
     init(capacity: Int, maximumEntrySize: Int) {
         self.capacity = max(capacity, 0)
         self.maximumEntrySize = max(min(maximumEntrySize, self.capacity), 0)
+        self.state = NIOLockedValueBox(CacheIndex(capacity: Int64(self.capacity)))
     }
 
     /// The bytes the entries take now.
-    var usedBytes: Int { self.state.withLockedValue { $0.used } }
+    var usedBytes: Int { self.state.withLockedValue { Int($0.used) } }
 
     /// What an entry counts against the capacity: its body and an estimate of its head.
     static func cost(of response: CachedResponse, bodyBytes: Int) -> Int {
@@ -82,9 +30,7 @@ final class MemoryCacheStore: CacheStore {
     }
 
     func responses(forKey key: String) async -> [CachedResponse] {
-        self.state.withLockedValue { state in
-            (state.keys[key] ?? []).compactMap { state.entries[$0]?.response }
-        }
+        self.state.withLockedValue { $0.responses(forKey: key) }
     }
 
     func body(of response: CachedResponse) async -> ByteChunks? {
@@ -93,13 +39,7 @@ final class MemoryCacheStore: CacheStore {
 
     /// The whole body of `response` when this tier holds it, marking the entry as used.
     func bodyBuffer(of response: CachedResponse) -> ByteBuffer? {
-        self.state.withLockedValue { state in
-            let now = state.tick()
-            guard var entry = state.entries[response.id] else { return nil }
-            entry.lastUse = now
-            state.entries[response.id] = entry
-            return entry.body
-        }
+        self.state.withLockedValue { $0.use(response.id)?.payload }
     }
 
     /// Keeps `response` with `body` (a body the disk tier read, say); does nothing when it is too large.
@@ -107,11 +47,8 @@ final class MemoryCacheStore: CacheStore {
     func insert(_ response: CachedResponse, body: ByteBuffer) -> Bool {
         let cost = Self.cost(of: response, bodyBytes: body.readableBytes)
         guard body.readableBytes <= self.maximumEntrySize, cost <= self.capacity else { return false }
-        return self.state.withLockedValue { state in
-            let now = state.tick()
-            state.insert(Entry(response: response, body: body, cost: cost, lastUse: now), capacity: self.capacity)
-            return true
-        }
+        _ = self.state.withLockedValue { $0.insert(response, payload: body, cost: Int64(cost)) }
+        return true
     }
 
     func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
@@ -120,7 +57,10 @@ final class MemoryCacheStore: CacheStore {
     }
 
     func update(_ response: CachedResponse) async {
-        self.state.withLockedValue { $0.replaceHead(response, capacity: self.capacity) }
+        self.state.withLockedValue { state in
+            guard let body = state.entries[response.id]?.payload else { return }
+            _ = state.replaceHead(response, cost: Int64(Self.cost(of: response, bodyBytes: body.readableBytes)))
+        }
     }
 
     func remove(_ response: CachedResponse) async {
@@ -128,13 +68,11 @@ final class MemoryCacheStore: CacheStore {
     }
 
     func removeResponses(forKey key: String) async {
-        self.state.withLockedValue { state in
-            for id in state.keys[key] ?? [] { state.remove(id) }
-        }
+        _ = self.state.withLockedValue { $0.removeAll(forKey: key) }
     }
 
     func removeAll() async {
-        self.state.withLockedValue { $0 = State() }
+        _ = self.state.withLockedValue { $0.removeAll() }
     }
 
     /// Gathers a body in memory until it commits; one that outgrows the entry limit is dropped.

@@ -182,18 +182,7 @@ extension ResponseCache {
                 }
                 if revalidate {
                     if directives.onlyIfCached { return Self.gatewayTimeout() }
-                    var flight: FetchCoalescer.Flight?
-                    if coalesce {
-                        switch await self.flights.join(key) {
-                        case .lead(let lead):
-                            flight = lead
-                        case .followed:
-                            // Another request revalidated it: read the cache again, then go to the server
-                            // without waiting again (a resource that is always revalidated is not serialised).
-                            coalesce = false
-                            continue
-                        }
-                    }
+                    guard case .fetch(let flight) = await self.turn(for: key, coalesce: &coalesce) else { continue }
                     return try await self.revalidate(
                         request,
                         key: key,
@@ -215,17 +204,7 @@ extension ResponseCache {
                 )
             }
             if directives.onlyIfCached { return Self.gatewayTimeout() }
-            var flight: FetchCoalescer.Flight?
-            if coalesce {
-                switch await self.flights.join(key) {
-                case .lead(let lead):
-                    flight = lead
-                case .followed:
-                    // Read the cache again; then go to the server without waiting again.
-                    coalesce = false
-                    continue
-                }
-            }
+            guard case .fetch(let flight) = await self.turn(for: key, coalesce: &coalesce) else { continue }
             var exchange = try await self.fetch(
                 request,
                 key: key,
@@ -235,6 +214,27 @@ extension ResponseCache {
             )
             exchange.forward = forward
             return exchange
+        }
+    }
+
+    /// What a request that must go to the server does: fetch now (leading the fetch of `key` when requests are
+    /// coalesced), or read the cache again because another request's fetch of `key` just ended.
+    private enum Turn {
+        case fetch(FetchCoalescer.Flight?)
+        case readAgain
+    }
+
+    /// Whose turn it is to fetch `key`. A request waits at most once (`coalesce` turns off): after another request
+    /// fetched or revalidated the resource it reads the cache again, then goes to the server itself, so a resource
+    /// that is always revalidated is not fetched one request at a time.
+    nonisolated(nonsending) private func turn(for key: String, coalesce: inout Bool) async -> Turn {
+        guard coalesce else { return .fetch(nil) }
+        switch await self.flights.join(key) {
+        case .lead(let flight):
+            return .fetch(flight)
+        case .followed:
+            coalesce = false
+            return .readAgain
         }
     }
 

@@ -11,6 +11,8 @@ import Synchronization
 /// package-benchmark and the other clients' set-up, and so sits at about 60 MiB before a transfer
 /// starts.
 ///
+/// Case 8 (``Transfer/cacheFill``) runs Kite's response cache the same way, for the same reason.
+///
 /// The client process is this executable again, started with ``variable`` naming the job; it makes
 /// only the one client, uses its parent's server, and reports the bytes transferred and its own peak
 /// resident memory (`VmHWM`) on standard output.
@@ -37,6 +39,23 @@ enum ClientProcess {
         /// (`execute(request:)`, whose delegate collects the body on the event loop and completes once), and Kite.
         /// Prints each block's time per request.
         case engines
+        /// 1 GiB through the response cache's disk tier: as many different 64 MiB responses as the argument says
+        /// (16 for 1 GiB), each downloaded to a file through a cache with no memory tier in a directory on disk,
+        /// checked to be stored, then all read back from the cache as hits
+        /// (`KITE_BENCHMARK_CLIENT_PROCESS="cacheFill Kite http://127.0.0.1:PORT 16"`; a second number adds a memory tier
+        /// of that many MiB: ``CacheCases/fill(_:count:memoryMiB:)``).
+        case cacheFill
+        /// Case 7's cache hits one after another: the argument is the cache (`memory`, a folder for a disk tier alone,
+        /// or `restarted:` and a folder for both tiers reopened) and the number of hits, a profile of case 7 under perf
+        /// or strace
+        /// (`KITE_BENCHMARK_CLIENT_PROCESS="cacheHits Kite http://127.0.0.1:PORT /tmp 20000"`); writes the time per hit
+        /// to standard error.
+        case cacheHits
+        /// Case 7's sources (memory hit, disk hits, Kite without a cache, raw AHC) taking turns in blocks of as many
+        /// GETs as the argument says, seven rounds, the order rotating
+        /// (`KITE_BENCHMARK_CLIENT_PROCESS="cacheTurns Kite http://127.0.0.1:PORT 2000"`); prints each block's time per
+        /// request, and each source's median and its ratio to the network GET (``CacheCases/turns(_:count:)``).
+        case cacheTurns
     }
 
     /// The environment variable that makes this executable a client process.
@@ -106,7 +125,8 @@ enum ClientProcess {
         }
         let harness = try await Harness(
             serverURL: words[2],
-            clients: transfer == .engines ? [.kite, .ahc] : [client]
+            clients: [.engines, .cacheTurns].contains(transfer)
+                ? [.kite, .ahc] : [.cacheFill, .cacheHits].contains(transfer) ? [] : [client]
         )
         let result: Result<Int64, any Error>
         do {
@@ -118,6 +138,16 @@ enum ClientProcess {
                 result = .success(Int64(18 * (Int(words[3]) ?? 0)))
             case .pipeline:
                 result = .success(0)  // answered above, without a server
+            case .cacheFill:
+                let numbers = words[3].split(separator: " ").compactMap { Int($0) }
+                let count = numbers.first ?? 0
+                result = .success(
+                    try await CacheCases.fill(harness, count: count, memoryMiB: numbers.dropFirst().first ?? 0)
+                )
+            case .cacheTurns:
+                result = .success(try await CacheCases.turns(harness, count: Int(words[3]) ?? 0))
+            case .cacheHits:
+                result = .success(try await CacheCases.hits(harness, argument: words[3]))
             case .gets:
                 let count = Int(words[3]) ?? 0
                 for _ in 0..<count { try await harness.smallGet(with: client) }
@@ -229,7 +259,7 @@ enum ClientProcess {
     }
 
     /// This process's peak resident memory in bytes, from `VmHWM` in `/proc/self/status`.
-    private static func ownPeakResident() throws -> Int {
+    static func ownPeakResident() throws -> Int {
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             let fields = line.split(whereSeparator: \.isWhitespace)

@@ -55,7 +55,10 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark.setup = { try await Harness.start() }
-    Benchmark.teardown = { try await Harness.stop() }
+    Benchmark.teardown = {
+        try await CacheCases.stop()
+        try await Harness.stop()
+    }
 
     let requestMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .peakMemoryResident]
     let transferMetrics: [BenchmarkMetric] = [.throughput, .wallClock, .peakMemoryResident]
@@ -262,6 +265,44 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(encoded)
         }
         benchmark.stopMeasurement()
+    }
+
+    // 7. A small GET answered by the response cache (memory tier; disk tier alone, on disk and in RAM), beside the
+    // same GET to the server in another process without a cache, and raw AHC; every answer's cache status checked.
+    CacheCases.register(configuration: requestConfiguration)
+
+    // 8. 1 GiB downloaded through the cache's disk tier and read back, by a client process of its own, whose peak
+    // resident memory is limited to 64 MiB like case 4's. Against the in-process server, as case 4's client process.
+    // Again with a 10 MiB memory tier in front of the disk tier (ResponseCache's default memory capacity), not limited:
+    // it shows what the memory tier adds while large responses stream through it (BENCHMARKS.md).
+    let fillCount = gibibyte / CacheCases.fillEntrySize
+    let fills: [(name: String, memoryMiB: Int)] = [
+        ("8 cache fill 1 GiB through the disk tier (Kite, own process)", 0),
+        ("8 cache fill 1 GiB through the disk tier, 10 MiB memory tier in front (Kite, own process)", 10),
+    ]
+    for fill in fills {
+        Benchmark(
+            fill.name,
+            configuration: Benchmark.Configuration(
+                metrics: transferMetrics + [ClientProcess.peakResident],
+                warmupIterations: 1,
+                maxDuration: .seconds(90),
+                maxIterations: 5,
+                thresholds: fill.memoryMiB == 0 ? clientPeakMemoryLimit : nil
+            )
+        ) { benchmark in
+            let harness = try Harness.shared
+            for _ in benchmark.scaledIterations {
+                let (size, peakResident) = try await ClientProcess.run(
+                    .cacheFill,
+                    with: .kite,
+                    "\(fillCount) \(fill.memoryMiB)",
+                    on: harness
+                )
+                guard size == gibibyte else { throw HarnessError("cache fill: stored \(size) bytes") }
+                benchmark.measurement(ClientProcess.peakResident, peakResident)
+            }
+        }
     }
 }
 

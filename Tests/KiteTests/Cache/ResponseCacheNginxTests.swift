@@ -15,6 +15,12 @@ import Testing
         let old = root.appendingPathComponent("old.txt")
         try Data("version one\n".utf8).write(to: new)
         try Data("an old file\n".utf8).write(to: old)
+        // Modified "now" by its Last-Modified: a second boundary between the write and nginx's Date would give it a
+        // tenth of a second of heuristic freshness, so it is dated a little ahead (a future date gives none).
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(5)],
+            ofItemAtPath: new.path
+        )
         // Ten days old: a tenth of its age, capped at a day, is its heuristic freshness.
         try FileManager.default.setAttributes(
             [.modificationDate: Date().addingTimeInterval(-10 * 86_400)],
@@ -26,7 +32,7 @@ import Testing
         defer { Task { try await session.shutdown() } }
         let base = "http://127.0.0.1:\(nginx.port)"
 
-        // Modified just now: no freshness, so the second GET is revalidated and nginx answers 304.
+        // No freshness, so the second GET is revalidated and nginx answers 304.
         let first = await session.request("\(base)/new.txt").serializingString().response
         #expect(first.value == "version one\n")
         #expect(first.response?.headerFields[.eTag]?.hasPrefix("\"") == true, "nginx sends a strong ETag")

@@ -334,11 +334,19 @@ final class DiskCacheStore: CacheStore {
         let descriptor: CInt
         let path: String
         let length: Int64
+        /// The file as the reading helpers name it, made once (a `URL` from a path asks the file system).
+        private let file: MultipartFormData.FileSource
 
         init(descriptor: CInt, path: String, length: Int64) {
             self.descriptor = descriptor
             self.path = path
             self.length = length
+            self.file = MultipartFormData.FileSource(
+                url: URL(fileURLWithPath: path, isDirectory: false),
+                path: path,
+                size: length,
+                role: "the cached response body"
+            )
         }
 
         deinit {
@@ -375,12 +383,7 @@ final class DiskCacheStore: CacheStore {
 
         /// `count` bytes at `offset`; at the end (`count` 0), checks that nothing follows and returns `nil`.
         private func read(_ count: Int, at offset: Int64) async throws(KiteError) -> ByteBuffer? {
-            let file = MultipartFormData.FileSource(
-                url: URL(fileURLWithPath: self.path),
-                path: self.path,
-                size: self.length,
-                role: "the cached response body"
-            )
+            let file = self.file
             let descriptor = self.descriptor
             do {
                 return try await NIOThreadPool.singleton.runIfActive { () throws(KiteError) -> ByteBuffer? in

@@ -21,12 +21,25 @@ struct TieredCacheStore: CacheStore {
             await self.memory.remove(response)
             return nil
         }
-        return await self.disk.body(of: response)
+        guard let chunks = await self.disk.body(of: response) else { return nil }
+        // A small body read from disk (after a restart, or once memory evicted it) is kept in memory again.
+        guard let length = response.bodyLength, length <= Int64(self.memory.maximumEntrySize) else { return chunks }
+        var whole = ByteBuffer()
+        do {
+            for try await var chunk in chunks { whole.writeBuffer(&chunk) }
+        } catch {
+            return nil
+        }
+        self.memory.insert(response, body: whole)
+        return ByteChunks(chunks: [whole])
     }
 
     func makeWriter(for response: CachedResponse) async -> (any CacheStoreWriter)? {
         guard let disk = await self.disk.makeWriter(for: response) else { return nil }
-        let memory = await self.memory.makeWriter(for: response)
+        // A body announced larger than the memory tier keeps goes to disk only (no copy gathered to be dropped).
+        let announced = response.response.headerFields[.contentLength].flatMap { Int64($0) }
+        let fitsMemory = announced.map { $0 <= Int64(self.memory.maximumEntrySize) } ?? true
+        let memory = fitsMemory ? await self.memory.makeWriter(for: response) : nil
         return Writer(disk: disk, memory: memory)
     }
 

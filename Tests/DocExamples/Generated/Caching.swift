@@ -135,8 +135,8 @@ enum CachingExamples {
         // 200 stale (ifError, age 0 s)
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:197
-    static func line197() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:198
+    static func line198() async throws {
         var configuration = Session.Configuration()
         configuration.cache = ResponseCache()
         configuration.requestCachePolicy = .returnCacheDataElseLoad  // the session's requests, unless they say otherwise
@@ -159,8 +159,8 @@ enum CachingExamples {
         }
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:252
-    static func line252() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:253
+    static func line253() async throws {
         let response = await session.request(url).serializingData().response
         switch response.metrics?.cacheStatus {
         case .hit(let age)?: print("from the cache, \(age) s old")
@@ -170,8 +170,8 @@ enum CachingExamples {
         }
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:271
-    static func line271() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:272
+    static func line272() async throws {
         let monitor = ClosureEventMonitor()
         monitor.requestDidUseCache = { _, status in print("cache:", status) }
         var configuration = Session.Configuration()
@@ -179,8 +179,8 @@ enum CachingExamples {
         let session = Session(configuration: configuration, eventMonitors: [monitor])
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:300
-    static func line300() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:301
+    static func line301() async throws {
         // The session stores nothing unless a request says otherwise.
         var configuration = Session.Configuration()
         configuration.cache = ResponseCache()
@@ -198,27 +198,27 @@ enum CachingExamples {
         print(later.metrics?.cacheStatus.description ?? "")  // hit (age 0 s)
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:334
-    static func line334() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:335
+    static func line335() async throws {
         var configuration = Session.Configuration()
         configuration.cache = ResponseCache(memoryCapacity: 64 * 1024 * 1024, mode: .shared)
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:355
-    static func line355() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:356
+    static func line356() async throws {
         // In a session with a cache:
         for try await chunk in session.streamRequest(url).cachePolicy(.returnCacheDataElseLoad).streamingData() {
             print(chunk.count)
         }
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:421
-    static func line421() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:422
+    static func line422() async throws {
 
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:489
-    static func line489() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:490
+    static func line490() async throws {
         var configuration = Session.Configuration()
         configuration.cache = ResponseCache(storage: DictionaryStorage(), maximumEntrySize: 1024 * 1024)
         let session = Session(configuration: configuration)

@@ -77,22 +77,22 @@ import Testing
         try await CachingExamples.line148()
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:197
-    @Test func Caching_md_197() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:198
+    @Test func Caching_md_198() async throws {
         try await DocServer.start()
-        try await CachingExamples.line197()
+        try await CachingExamples.line198()
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:300
-    @Test func Caching_md_300() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:301
+    @Test func Caching_md_301() async throws {
         try await DocServer.start()
-        try await CachingExamples.line300()
+        try await CachingExamples.line301()
     }
 
-    /// Sources/Kite/Kite.docc/Caching.md:489
-    @Test func Caching_md_489() async throws {
+    /// Sources/Kite/Kite.docc/Caching.md:490
+    @Test func Caching_md_490() async throws {
         try await DocServer.start()
-        try await CachingExamples.line489()
+        try await CachingExamples.line490()
     }
 
     /// Sources/Kite/Kite.docc/ComingFromAFNetworking.md:83

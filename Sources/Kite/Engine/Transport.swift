@@ -157,6 +157,16 @@ struct ByteChunks: AsyncSequence, Sendable {
         })
     }
 
+    /// Reads and drops up to `limit` bytes (a redirect's, a challenge's or a `304`'s body), so the connection can
+    /// be reused; a longer body is abandoned.
+    func discard(upTo limit: Int = 64 * 1024) async {
+        var iterator = self.makeAsyncIterator()
+        var discarded = 0
+        while discarded < limit, let chunk = try? await iterator.next() {
+            discarded += chunk.readableBytes
+        }
+    }
+
     struct AsyncIterator: AsyncIteratorProtocol {
         let nextChunk: () async throws -> ByteBuffer?
 

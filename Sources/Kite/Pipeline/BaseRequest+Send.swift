@@ -117,7 +117,7 @@ extension BaseRequest {
                 response: response.head,
                 because: "the server asked for credentials (status 401), which needs the body again"
             )
-            await Self.discard(response.body)
+            await response.body.discard()
             var next = hop
             next.head.headerFields[.authorization] = authorization
             return next
@@ -161,7 +161,7 @@ extension BaseRequest {
         }
         self.context.eventMonitor?.request(self, willFollowRedirectTo: next, for: response.head)
         self.context.telemetry?.redirecting(self, to: next, status: Int(response.head.status.code))
-        await Self.discard(response.body)
+        await response.body.discard()
         return Hop(head: next, body: redirect.keepsBody ? hop.body : nil)
     }
 
@@ -194,15 +194,6 @@ extension BaseRequest {
             message: "\(reason), but the upload stream cannot be sent twice; upload Data or a file to allow that",
             response: response
         )
-    }
-
-    /// Reads and drops a redirect's or challenge's body so its connection can be reused; a long one is abandoned.
-    private static func discard(_ body: ByteChunks) async {
-        var iterator = body.makeAsyncIterator()
-        var discarded = 0
-        while discarded < 64 * 1024, let chunk = try? await iterator.next() {
-            discarded += chunk.readableBytes
-        }
     }
 }
 

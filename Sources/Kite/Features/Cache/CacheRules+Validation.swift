@@ -176,16 +176,7 @@ extension CacheRules {
         let wholeDays = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secondOfDay = Int(total - wholeDays * 86_400)
         let days = Int(wholeDays)
-        // Howard Hinnant's civil_from_days.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.civilDate(daysSinceEpoch: days)
         let weekday = Self.weekdays[((days % 7) + 7) % 7]
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)

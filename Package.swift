@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Kite", targets: ["Kite"]),
         .library(name: "KiteTestServer", targets: ["KiteTestServer"]),
+        // swift-openapi's ClientTransport on Kite, a product of its own: `Kite` does not depend on the runtime.
+        .library(name: "KiteOpenAPI", targets: ["KiteOpenAPI"]),
         .executable(name: "kite", targets: ["KiteCLI"]),
     ],
     dependencies: [
@@ -29,6 +31,7 @@ let package = Package(
         // `swift package generate-documentation`, which CI runs with warnings as errors.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         .target(
@@ -57,6 +60,14 @@ let package = Package(
             ]
         ),
         .target(
+            name: "KiteOpenAPI",
+            dependencies: [
+                "Kite",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
             name: "KiteTestServer",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -77,7 +88,10 @@ let package = Package(
             name: "KiteCLI",
             dependencies: [
                 "Kite",
+                "KiteOpenAPI",
                 "KiteTestServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -122,6 +136,19 @@ let package = Package(
             path: "Tests/DocExamples",
             // The examples show values they never use (`let echo = …`): their warnings are not the code's.
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        // The client swift-openapi-generator made from Scripts/openapi/openapi.yaml (Generated/), on KiteOpenAPI.
+        .testTarget(
+            name: "KiteOpenAPITests",
+            dependencies: [
+                "Kite", "KiteOpenAPI", "KiteTestServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "KiteCLITests",

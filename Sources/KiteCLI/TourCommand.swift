@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
+import HTTPTypes
 import Kite
+import KiteOpenAPI
 import KiteTestServer
 import Logging
 import NIOConcurrencyHelpers
+import OpenAPIRuntime
 
 /// `kite tour`: starts the test server on a loopback port and walks through real requests.
 struct TourCommand: AsyncParsableCommand {
@@ -284,6 +287,24 @@ struct TourCommand: AsyncParsableCommand {
             "the cache did not answer as described"
         )
         try await caching.shutdown()
+
+        // What a client made by swift-openapi-generator does with its transport: a head and a streamed body in,
+        // a head and a streamed body out, through the session's pipeline (KiteOpenAPI's KiteClientTransport).
+        print("== 22. A generated client's transport: server-sent events streamed through the session")
+        let transport = KiteClientTransport(session: session)
+        let eventsRequest = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/sse?count=2")
+        let (eventsHead, eventsBody) = try await transport.send(
+            eventsRequest,
+            body: nil,
+            baseURL: URL(string: base)!,
+            operationID: "serverSentEvents"
+        )
+        var eventData: [String] = []
+        for try await event in eventsBody!.asDecodedServerSentEvents() {
+            if let data = event.data { eventData.append(data.replacingOccurrences(of: "\n", with: " / ")) }
+        }
+        print("   GET /sse?count=2 -> \(eventsHead.status.code), events: \(eventData.joined(separator: " | "))\n")
+        check(eventsHead.status.code == 200 && eventData.count == 3, "the transport did not stream three events")
 
         try await server.shutdown()
         if surprises.isEmpty {

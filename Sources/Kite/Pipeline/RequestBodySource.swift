@@ -9,7 +9,7 @@ enum RequestBodySource: Sendable {
     /// The draft's body, in memory (or none).
     case draft
     case data(Data)
-    /// A caller's async sequence: sent once.
+    /// A caller's async sequence: sent once, unless it is replayable.
     case stream(OneShotBody)
     case file(URL)
     /// A form, encoded in memory when it is at most `threshold` bytes and has no stream parts.
@@ -35,7 +35,7 @@ enum RequestBodySource: Sendable {
             return Self.chunks(of: data)
         case .stream(let body):
             let summary = summary()
-            return .stream(length: body.length, replayable: false) { body.makeChunks(summary: summary) }
+            return .stream(length: body.length, replayable: body.replayable) { body.makeChunks(summary: summary) }
         case .file(let fileURL):
             // The file checks and reads are shared with multipart file parts; their errors are this
             // upload's (`uploadFailed`), keeping the failure's reason as the underlying error.

@@ -25,6 +25,11 @@ struct RequestRecord {
     /// ``BaseRequest/cacheResponse(using:)``).
     var cachePolicy: URLRequest.CachePolicy?
     var cachedResponseHandler: (any CachedResponseHandler)?
+    /// The generated client's operation, for log metadata and the span (``Session/transportRequest(_:)``).
+    var operationID: String?
+    /// A transport's reader of the response head, called once when a stream request's body is about to be
+    /// delivered (``DataStreamRequest/responseHead()``).
+    var responseHeadHandler: (@Sendable (HTTPResponse) -> Void)?
 
     // Records, written as the request runs.
 

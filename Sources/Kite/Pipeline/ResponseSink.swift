@@ -116,6 +116,16 @@ struct StreamSink: ResponseSink {
         for validator in pending {
             if let error = validator(outcome) { throw error }
         }
+        // A transport that waits for the head gets it now; the request is then answered, no attempt follows.
+        if let response = outcome.response,
+            let headHandler = request.machine.withLockedValue({ machine -> (@Sendable (HTTPResponse) -> Void)? in
+                guard let handler = machine.record.responseHeadHandler.take() else { return nil }
+                machine.bodyDelivered()
+                return handler
+            })
+        {
+            headHandler(response)
+        }
         var iterator = response.body.makeAsyncIterator()
         while let chunk = try await request.nextChunk(&iterator, counter: &counter) {
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)

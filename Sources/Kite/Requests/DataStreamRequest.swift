@@ -69,8 +69,8 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
     public typealias Validation =
         @Sendable (_ request: HTTPRequest?, _ response: HTTPResponse) -> Result<Void, any Error>
 
-    init(session: Session, draft: Result<RequestDraft, KiteError>) {
-        super.init(session: session, draft: draft, sink: StreamSink())
+    init(session: Session, draft: Result<RequestDraft, KiteError>, body: RequestBodySource = .draft) {
+        super.init(session: session, draft: draft, sink: StreamSink(), body: body)
     }
 
     /// Registers an async reader and starts the request if so configured.

@@ -24,15 +24,22 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     }
 }
 
-/// A caller's async byte sequence as a body: read once, checked against its declared length, and
-/// refused (with `bodyNotReplayable`) if a redirect needs it again.
+/// A caller's async byte sequence as a body, checked against its declared length. Read once and refused (with
+/// `bodyNotReplayable`) if a redirect needs it again, unless it is `replayable`: a sequence that can be iterated
+/// again from the start (a generated client's `HTTPBody` with `.multiple` iteration), read anew for each attempt.
 final class OneShotBody: Sendable {
     let length: Int64?
+    let replayable: Bool
     private let makeIterator: @Sendable () -> (() async throws -> ByteBuffer?)
     private let used = NIOLockedValueBox(false)
 
-    init<Stream: AsyncSequence & Sendable>(_ stream: Stream, length: Int64?) where Stream.Element: DataProtocol {
+    init<Stream: AsyncSequence & Sendable>(
+        _ stream: Stream,
+        length: Int64?,
+        replayable: Bool = false
+    ) where Stream.Element: DataProtocol {
         self.length = length
+        self.replayable = replayable
         self.makeIterator = {
             var iterator = stream.makeAsyncIterator()
             return {
@@ -43,10 +50,12 @@ final class OneShotBody: Sendable {
     }
 
     func makeChunks(summary: RequestSummary) -> ByteChunks {
-        let first = self.used.withLockedValue { used in
-            defer { used = true }
-            return !used
-        }
+        let first =
+            self.replayable
+            || self.used.withLockedValue { used in
+                defer { used = true }
+                return !used
+            }
         guard first else {
             return ByteChunks(makeNext: {
                 {

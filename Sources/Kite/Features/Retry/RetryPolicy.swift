@@ -212,9 +212,13 @@ open class RetryPolicy: RequestInterceptor, @unchecked Sendable {
     ///   - error: Why the attempt failed.
     /// - Returns: Whether to retry.
     open func shouldRetry(request: BaseRequest, dueTo error: KiteError) -> Bool {
-        guard let method = request.request?.method ?? request.draft?.method,
-            self.retryableHTTPMethods.contains(method)
-        else {
+        self.shouldRetry(method: request.request?.method ?? request.draft?.method, dueTo: error)
+    }
+
+    /// The policy's rules for an attempt with `method` that failed with `error` (KiteOpenAPI's middleware asks
+    /// this for a generated client's request, which has no ``BaseRequest``).
+    package func shouldRetry(method: HTTPRequest.Method?, dueTo error: KiteError) -> Bool {
+        guard let method, self.retryableHTTPMethods.contains(method) else {
             return false
         }
         guard error.code != .requestAdaptationFailed, error.code != .cancelled, error.timeout != .total else {
@@ -233,7 +237,7 @@ open class RetryPolicy: RequestInterceptor, @unchecked Sendable {
 
     /// The wait before retry number `retryCount + 1`, or `nil` when `Retry-After` asks for longer
     /// than ``maximumDelay``.
-    func delay(beforeRetry retryCount: Int, dueTo error: KiteError) -> Duration? {
+    package func delay(beforeRetry retryCount: Int, dueTo error: KiteError) -> Duration? {
         let maximum = max(self.maximumDelay, .zero)
         let maximumSeconds = maximum.timeInterval
         if let value = error.response?.headerFields[values: .retryAfter].first,

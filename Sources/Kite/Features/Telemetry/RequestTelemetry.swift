@@ -85,7 +85,11 @@ final class RequestTelemetry: Sendable {
             span.attributes[Names.scheme] = target.scheme
             span.attributes[Names.serverAddress] = target.host
             span.attributes[Names.serverPort] = target.port
-            request.machine.withLockedValue { $0.record.span = span }
+            let operationID = request.machine.withLockedValue { machine -> String? in
+                machine.record.span = span
+                return machine.record.operationID
+            }
+            if let operationID { span.attributes[Names.operationID] = operationID }
         }
     }
 
@@ -261,6 +265,9 @@ final class RequestTelemetry: Sendable {
             Names.resendCount: .string(String(resendCount)),
         ]
         if let status { metadata[Names.statusCode] = .string(String(status)) }
+        if let operationID = request.machine.withLockedValue({ $0.record.operationID }) {
+            metadata[Names.operationID] = .string(operationID)
+        }
         let outcomeText: String
         if let error = outcome.error {
             metadata[Names.errorType] = .string(error.code.description)
@@ -335,6 +342,8 @@ final class RequestTelemetry: Sendable {
         static let cacheLookups = "kite.http.client.cache.lookups"
         static let cacheStores = "kite.http.client.cache.stores"
         static let cacheResult = "kite.cache.result"
+        /// The `operationId` of a generated client's request (KiteOpenAPI's transport).
+        static let operationID = "openapi.operation_id"
     }
 }
 

@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+
+extension Session {
+    /// A stream request for a transport that hands Kite a request head and a body sequence (KiteOpenAPI's
+    /// `KiteClientTransport`). It runs the whole pipeline; its body is read as the engine sends it and its
+    /// response arrives through ``DataStreamRequest/responseHead()``.
+    ///
+    /// A stream request leaves the cache alone unless it asks for it; a transport's request is a document
+    /// like a data request's, so it uses the session's cache policy.
+    ///
+    /// - Parameters:
+    ///   - method: The method.
+    ///   - url: The URL.
+    ///   - headerFields: The header fields.
+    ///   - body: The body, or `nil` for none.
+    ///   - length: The body's length when known (sent as `Content-Length`); the body must produce exactly that many bytes.
+    ///   - replayable: Whether `body` can be iterated again from the start, so a retry, a redirect that keeps
+    ///     the body or an answered challenge may send it again; a body that cannot fails those with
+    ///     `bodyNotReplayable`, and is never retried.
+    ///   - operationID: The generated client's operation, in log metadata and the span's attributes.
+    /// - Returns: The request, not yet started.
+    package func transportRequest<Body: AsyncSequence & Sendable>(
+        method: HTTPRequest.Method,
+        url: URL,
+        headerFields: HTTPFields,
+        body: Body?,
+        length: Int64?,
+        replayable: Bool,
+        operationID: String?
+    ) -> DataStreamRequest where Body.Element: DataProtocol {
+        var draft = RequestDraft(method: method, url: url, headerFields: headerFields)
+        draft.cachePolicy = self.context.requestCachePolicy
+        let source: RequestBodySource =
+            body.map { .stream(OneShotBody($0, length: length, replayable: replayable)) } ?? .draft
+        let request = DataStreamRequest(session: self, draft: .success(draft), body: source)
+        if let operationID {
+            request.machine.withLockedValue { $0.record.operationID = operationID }
+        }
+        return request
+    }
+}
+
+extension DataStreamRequest {
+    /// Starts the request and waits for its response head: the final one, after redirects, answered challenges
+    /// and retries. Once the head is handed out no attempt follows (a transport's caller holds the response).
+    /// The body arrives through the returned stream, which cancels the request when its reader goes away
+    /// unfinished. Cancelling the calling task while it waits cancels the request.
+    ///
+    /// - Returns: The head and the body.
+    /// - Throws: The request's ``KiteError`` when it ended before a head arrived.
+    package func responseHead() async throws(KiteError) -> (HTTPResponse, DataStream) {
+        let signal = HeadSignal()
+        self.machine.withLockedValue { machine in
+            machine.record.responseHeadHandler = { signal.finish(.success($0)) }
+        }
+        let stream = self.subscribe(automaticallyCancelling: true)
+        self.appendHandler { [summary = self.summary] outcome in
+            if let error = outcome.error {
+                signal.finish(.failure(error))
+            } else if let response = outcome.response {
+                signal.finish(.success(response))
+            } else {
+                signal.finish(
+                    .failure(
+                        KiteError(
+                            code: .invalidResponse,
+                            message: "the request ended without a response",
+                            request: summary
+                        )
+                    )
+                )
+            }
+        }
+        self.resume()
+        let result = await withTaskCancellationHandler {
+            await signal.wait()
+        } onCancel: {
+            self.cancel()
+        }
+        return (try result.get(), stream)
+    }
+}
+
+/// The first of a response head and a request's end, for the one task waiting for it.
+private final class HeadSignal: Sendable {
+    private struct State {
+        var result: Result<HTTPResponse, KiteError>?
+        var waiter: CheckedContinuation<Result<HTTPResponse, KiteError>, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func finish(_ result: Result<HTTPResponse, KiteError>) {
+        let waiter = self.state.withLockedValue {
+            state -> CheckedContinuation<Result<HTTPResponse, KiteError>, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            return state.waiter.take()
+        }
+        waiter?.resume(returning: result)
+    }
+
+    func wait() async -> Result<HTTPResponse, KiteError> {
+        await withCheckedContinuation { continuation in
+            let ready = self.state.withLockedValue { state -> Result<HTTPResponse, KiteError>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -3,7 +3,7 @@ import HTTPTypes
 import Kite
 import OpenAPIRuntime
 
-/// A swift-openapi `ClientTransport` that sends a generated client's requests through a Kite ``Session``.
+/// A swift-openapi `ClientTransport` that sends a generated client's requests through a Kite `Session`.
 ///
 /// Every request runs the session's whole pipeline: interceptors, the retry policy, Basic and Digest
 /// challenges and `AuthenticationInterceptor`, the redirect handler, trust evaluation, proxies, the cookie
@@ -28,12 +28,12 @@ import OpenAPIRuntime
 /// - Response fields are passed on as Kite received them, repeated ones (several `Set-Cookie`) all kept.
 /// - Cancelling the calling task stops the exchange, whether it is still sending or its caller is reading the
 ///   response body; a response body dropped unfinished cancels the request and frees its connection.
-/// - Errors are ``KiteError``s, which the runtime wraps in its `ClientError`:
+/// - Errors are `KiteError`s, which the runtime wraps in its `ClientError`:
 ///   `(error as? ClientError)?.underlyingError as? KiteError` gives the code.
 public struct KiteClientTransport: ClientTransport {
     /// The session that sends the requests.
     public let session: Session
-    /// The credential that answers Basic and Digest challenges (`401`), as ``Kite/BaseRequest/authenticate(with:)``
+    /// The credential that answers Basic and Digest challenges (`401`), as `BaseRequest.authenticate(with:)`
     /// does for one request.
     public let credential: Credential?
 
@@ -56,7 +56,7 @@ public struct KiteClientTransport: ClientTransport {
     ///   - baseURL: The server URL.
     ///   - operationID: The document's `operationId`, for logs and traces.
     /// - Returns: The response head and its body (`nil` for `HEAD`).
-    /// - Throws: A ``KiteError``.
+    /// - Throws: A `KiteError`.
     public func send(
         _ request: HTTPRequest,
         body: HTTPBody?,

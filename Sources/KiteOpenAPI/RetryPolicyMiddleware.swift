@@ -3,14 +3,14 @@ import HTTPTypes
 import Kite
 import OpenAPIRuntime
 
-/// Kite's ``Kite/RetryPolicy`` as a swift-openapi `ClientMiddleware`, for a generated client on any transport.
+/// Kite's `RetryPolicy` as a swift-openapi `ClientMiddleware`, for a generated client on any transport.
 ///
 /// A generated client takes every status as a typed response, so a session's retry policy, which sees only
 /// failed attempts (as Alamofire's does without `validate()`), never retries a `503` that reached it. This
 /// middleware does: it sends a request again when the response status is in the policy's
-/// ``Kite/RetryPolicy/retryableHTTPStatusCodes`` or the transport threw an error whose code is in
-/// ``Kite/RetryPolicy/retryableErrorCodes``, for the policy's methods, up to its ``Kite/RetryPolicy/retryLimit``,
-/// after its backoff (or the response's `Retry-After`), paid from its ``Kite/RetryPolicy/retryBudget``.
+/// `RetryPolicy.retryableHTTPStatusCodes` or the transport threw an error whose code is in
+/// `RetryPolicy.retryableErrorCodes`, for the policy's methods, up to its `RetryPolicy.retryLimit`,
+/// after its backoff (or the response's `Retry-After`), paid from its `RetryPolicy.retryBudget`.
 ///
 /// A request whose body iterates `.single` is never sent again: it could not be. The response of the attempt
 /// that is retried is dropped unread. When the attempts run out, the last response (or error) is returned.

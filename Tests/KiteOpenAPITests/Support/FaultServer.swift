@@ -1,0 +1,1 @@
+../../KiteTests/Support/FaultServer.swift

@@ -20,7 +20,8 @@ import OpenAPIRuntime
 ///
 /// Both bodies stream. The request's `HTTPBody` is pulled as the engine sends it, with its length as
 /// `Content-Length` when known. The response body is an `HTTPBody` that yields chunks as they arrive, so the
-/// runtime's server-sent-events, JSON Lines and JSON Sequence decoders work as the server writes.
+/// runtime's server-sent-events, JSON Lines and JSON Sequence decoders work as the server writes. While the
+/// caller holds the body unread the engine reads nothing more, and the idle-read timeout does not count that time.
 ///
 /// - A request body whose iteration behaviour is `.single` is sent once: it is never retried, and a redirect
 ///   that keeps the body (307, 308) or a `401` challenge fails with `bodyNotReplayable` rather than send it
@@ -134,7 +135,8 @@ final class RequestOwner: Sendable {
     }
 
     deinit {
-        self.request.cancel()
+        // Checked first: cancel() names the request in its error before it finds the request over.
+        if self.request.state != .finished { self.request.cancel() }
     }
 }
 

@@ -45,6 +45,7 @@ let benchmarks: @Sendable () -> Void = {
     // cases start it as a server process; either does its job and exits here.
     ClientProcess.runIfRequested()
     ServerProcess.runIfRequested()
+    OpenAPICases.runIfRequested()
 
     // Temporary files in RAM when there is /dev/shm, as the scratch folder is (Harness): URLSession downloads into
     // a temporary file, as Kite did before it staged a download beside its destination, and the disk would be
@@ -304,6 +305,10 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    // 9. The client swift-openapi-generator made from Scripts/openapi/openapi.yaml on KiteClientTransport and on
+    // AsyncHTTPClientTransport, server in another process: each alone, and the two taking turns.
+    OpenAPICases.register(configuration: requestConfiguration)
 }
 
 /// 10,000 leaf parameters: 1,000 users, each with 10 values in nested dictionaries and arrays.

@@ -81,7 +81,9 @@ public struct KiteClientTransport: ClientTransport {
         }
         let (response, stream) = try await streamRequest.responseHead()
         guard request.method != .head else {
-            streamRequest.cancel()
+            // No body follows; reading the stream's end lets the request finish as it is, never cancelled.
+            var rest = stream.makeAsyncIterator()
+            while (try? await rest.next()) != nil {}
             return (response, nil)
         }
         let bytes = ResponseBytes(stream: stream, owner: RequestOwner(streamRequest))
@@ -91,6 +93,12 @@ public struct KiteClientTransport: ClientTransport {
     /// `baseURL` with the request's path and query appended, as swift-openapi's other transports do.
     static func url(of request: HTTPRequest, baseURL: URL) throws(KiteError) -> URL {
         let path = request.path ?? ""
+        // The usual server URL (no query, no fragment) takes the path as text: one parse instead of three.
+        if baseURL.query == nil, baseURL.fragment == nil, path.isEmpty || path.hasPrefix("/") {
+            var base = baseURL.absoluteString
+            if base.hasSuffix("/"), path.hasPrefix("/") { base.removeLast() }
+            if let url = URL(string: base + path, encodingInvalidCharacters: false) { return url }
+        }
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true),
             let target = URLComponents(string: path)
         else {
@@ -113,15 +121,23 @@ public struct KiteClientTransport: ClientTransport {
     }
 
     /// The body's length when the head gives it for the bytes the caller gets: not for a coded body, which
-    /// Kite may decompress.
+    /// Kite may decompress. One pass over the fields, none joined.
     static func bodyLength(of response: HTTPResponse) -> HTTPBody.Length {
-        if let coding = response.headerFields[.contentEncoding], coding.lowercased() != "identity" {
-            return .unknown
+        var length: HTTPBody.Length = .unknown
+        for field in response.headerFields {
+            switch field.name {
+            case .contentEncoding:
+                if field.value.lowercased() != "identity" { return .unknown }
+            case .contentLength:
+                // Repeated lengths that differ leave the length unknown.
+                guard let count = Int64(field.value), count >= 0 else { return .unknown }
+                if case .known(let known) = length, known != count { return .unknown }
+                length = .known(count)
+            default:
+                continue
+            }
         }
-        guard let text = response.headerFields[.contentLength], let count = Int64(text), count >= 0 else {
-            return .unknown
-        }
-        return .known(count)
+        return length
     }
 }
 

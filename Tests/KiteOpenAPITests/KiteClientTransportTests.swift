@@ -204,13 +204,33 @@ import Testing
         #expect(error?.code == .cancelled)
     }
 
-    @Test func aHeadRequestHasNoBody() async throws {
+    @Test func aHeadRequestHasNoBodyAndFinishesUncancelled() async throws {
+        let monitor = ClosureEventMonitor()
+        let finished = FinishedRequests(monitor)
+        let session = Session(eventMonitors: [monitor])
+        defer { Task { try await session.shutdown() } }
         let base = try #require(URL(string: try await Backend.inProcess.baseURL()))
-        let transport = KiteClientTransport(session: .openAPISuite)
+        let transport = KiteClientTransport(session: session)
         let head = HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/bytes/10")
         let (response, body) = try await transport.send(head, body: nil, baseURL: base, operationID: "head")
         #expect(response.status == .ok)
         #expect(body == nil)
+        // The request ends as a success: the transport does not cancel it once it has the head.
+        let error = try await within(.seconds(5)) { await finished.next() }
+        #expect(error == nil)
+    }
+
+    @Test func aServerURLWithAQueryKeepsItsPathAndTakesTheRequestsQuery() async throws {
+        let server = try await Backend.inProcess.baseURL()
+        let base = try #require(URL(string: server + "/?dropped=1"))
+        let transport = KiteClientTransport(session: .openAPISuite)
+        let get = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/get?kept=2")
+        let (response, body) = try await transport.send(get, body: nil, baseURL: base, operationID: "get")
+        #expect(response.status == .ok)
+        let bytes = try await Data(collecting: try #require(body), upTo: 1 << 20)
+        let json = try #require(try JSONSerialization.jsonObject(with: bytes) as? [String: Any])
+        #expect(json["args"] as? [String: String] == ["kept": "2"])
+        #expect((json["url"] as? String)?.hasSuffix("/get?kept=2") == true)
     }
 
     @Test func aPathThatIsNotAURLIsAKiteError() async throws {

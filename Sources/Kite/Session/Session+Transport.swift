@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import NIOConcurrencyHelpers
 
 extension Session {
     /// A stream request for a transport that hands Kite a request head and a body sequence (KiteOpenAPI's
@@ -51,18 +50,19 @@ extension DataStreamRequest {
     /// - Returns: The head and the body.
     /// - Throws: The request's ``KiteError`` when it ended before a head arrived.
     package func responseHead() async throws(KiteError) -> (HTTPResponse, DataStream) {
-        let signal = HeadSignal()
+        let head = Promise<Result<HTTPResponse, KiteError>>()
         self.machine.withLockedValue { machine in
-            machine.record.responseHeadHandler = { signal.finish(.success($0)) }
+            machine.record.responseHeadHandler = { head.fulfill(.success($0)) }
         }
         let stream = self.subscribe(automaticallyCancelling: true)
+        // The first of the head and the request's end fulfills the promise; the other does nothing.
         self.appendHandler { [summary = self.summary] outcome in
             if let error = outcome.error {
-                signal.finish(.failure(error))
+                head.fulfill(.failure(error))
             } else if let response = outcome.response {
-                signal.finish(.success(response))
+                head.fulfill(.success(response))
             } else {
-                signal.finish(
+                head.fulfill(
                     .failure(
                         KiteError(
                             code: .invalidResponse,
@@ -74,42 +74,7 @@ extension DataStreamRequest {
             }
         }
         self.resume()
-        let result = await withTaskCancellationHandler {
-            await signal.wait()
-        } onCancel: {
-            self.cancel()
-        }
+        let result = await head.value(cancelling: self)
         return (try result.get(), stream)
-    }
-}
-
-/// The first of a response head and a request's end, for the one task waiting for it.
-private final class HeadSignal: Sendable {
-    private struct State {
-        var result: Result<HTTPResponse, KiteError>?
-        var waiter: CheckedContinuation<Result<HTTPResponse, KiteError>, Never>?
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    func finish(_ result: Result<HTTPResponse, KiteError>) {
-        let waiter = self.state.withLockedValue {
-            state -> CheckedContinuation<Result<HTTPResponse, KiteError>, Never>? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            return state.waiter.take()
-        }
-        waiter?.resume(returning: result)
-    }
-
-    func wait() async -> Result<HTTPResponse, KiteError> {
-        await withCheckedContinuation { continuation in
-            let ready = self.state.withLockedValue { state -> Result<HTTPResponse, KiteError>? in
-                if let result = state.result { return result }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
     }
 }

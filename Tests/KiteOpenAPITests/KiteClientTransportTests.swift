@@ -220,6 +220,45 @@ import Testing
         #expect(error == nil)
     }
 
+    /// A mock session whose requests report their end in `finished`, and the transport on it.
+    static func mockTransport(_ mock: MockTransport, finished: NIOLockedValueBox<Bool>) -> KiteClientTransport {
+        let monitor = ClosureEventMonitor()
+        monitor.requestDidFinish = { _ in finished.withLockedValue { $0 = true } }
+        return KiteClientTransport(session: Session(transport: mock, eventMonitors: [monitor]))
+    }
+
+    @Test func aBodyThatIsAllThereIsBufferedBeforeTheHeadIsHandedOut() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "http://api.test/small", response: .status(200, body: .string("a small body")))
+        let finished = NIOLockedValueBox(false)
+        let transport = Self.mockTransport(mock, finished: finished)
+        let get = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/small")
+        let base = try #require(URL(string: "http://api.test"))
+        let (response, body) = try await transport.send(get, body: nil, baseURL: base, operationID: "small")
+        // The caller wakes once: the request had ended, its body buffered, when the head was handed out.
+        #expect(finished.withLockedValue { $0 })
+        #expect(response.headerFields[.contentLength] == "12")
+        let bytes = try await Data(collecting: try #require(body), upTo: 1 << 10)
+        #expect(String(decoding: bytes, as: UTF8.self) == "a small body")
+    }
+
+    @Test func aBodyLargerThanTheBufferHandsTheHeadOutBeforeTheBufferIsFull() async throws {
+        let mock = MockTransport()
+        // Five 64 KiB parts: the stream buffers three before the pipeline would wait for the reader.
+        let payload = Data((0..<(5 << 16)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        mock.stub(.get, "http://api.test/large", response: .status(200, body: .data(payload)))
+        let finished = NIOLockedValueBox(false)
+        let transport = Self.mockTransport(mock, finished: finished)
+        let get = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/large")
+        let base = try #require(URL(string: "http://api.test"))
+        let (_, body) = try await within(.seconds(5)) {
+            try await transport.send(get, body: nil, baseURL: base, operationID: "large")
+        }
+        #expect(!finished.withLockedValue { $0 })
+        let bytes = try await within(.seconds(5)) { try await Data(collecting: try #require(body), upTo: 1 << 20) }
+        #expect(bytes == payload)
+    }
+
     @Test func aServerURLWithAQueryKeepsItsPathAndTakesTheRequestsQuery() async throws {
         let server = try await Backend.inProcess.baseURL()
         let base = try #require(URL(string: server + "/?dropped=1"))

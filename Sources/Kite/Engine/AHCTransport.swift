@@ -257,7 +257,7 @@ final class AHCTransport: Transport {
         let reader = BatchedBody.Reader(body: body, transport: self, proxied: proxied, authority: errorAuthority)
         return TransportResponse(
             head: try Self.response(status: responseHead.status, headers: responseHead.headers),
-            body: ByteChunks(makeNext: { reader.next })
+            body: ByteChunks(makeNext: { reader.next }, isReady: { reader.isReady })
         )
     }
 

@@ -124,6 +124,11 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         paused?.succeed()
     }
 
+    /// Whether a part, the end or the failure is there, so ``next()`` returns without waiting.
+    var isReady: Bool {
+        self.state.withLockedValue { !$0.parts.isEmpty || $0.isOver }
+    }
+
     /// Waits for the response head; cancelling the calling task cancels the exchange.
     func head() async throws -> HTTPResponseHead {
         try await withTaskCancellationHandler {
@@ -260,6 +265,9 @@ final class BatchedBody: HTTPClientResponseDelegate, @unchecked Sendable {
         deinit {
             self.body.cancel()
         }
+
+        /// Whether ``next()`` returns without waiting.
+        var isReady: Bool { self.body.isReady }
 
         func next() async throws -> ByteBuffer? {
             do {

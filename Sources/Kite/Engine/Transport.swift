@@ -90,9 +90,13 @@ struct ByteChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
     private let makeNext: @Sendable () -> (() async throws -> ByteBuffer?)
+    /// Whether the next chunk, the end or the failure is already there, so the next `next()` returns without
+    /// waiting for the server; `nil` when the source cannot tell.
+    let isReady: (@Sendable () -> Bool)?
 
-    init(makeNext: @escaping @Sendable () -> (() async throws -> ByteBuffer?)) {
+    init(makeNext: @escaping @Sendable () -> (() async throws -> ByteBuffer?), isReady: (@Sendable () -> Bool)? = nil) {
         self.makeNext = makeNext
+        self.isReady = isReady
     }
 
     /// Wraps any sendable sequence of byte buffers.
@@ -101,6 +105,7 @@ struct ByteChunks: AsyncSequence, Sendable {
             var iterator = base.makeAsyncIterator()
             return { try await iterator.next() }
         }
+        self.isReady = nil
     }
 
     /// A stream of the given chunks, for bodies already in memory.
@@ -109,6 +114,7 @@ struct ByteChunks: AsyncSequence, Sendable {
             var iterator = chunks.makeIterator()
             return { iterator.next() }
         }
+        self.isReady = { true }
     }
 
     /// `buffer` in slices of at most `size` bytes, sharing its storage.
@@ -136,6 +142,7 @@ struct ByteChunks: AsyncSequence, Sendable {
                 return ByteBuffer(bytes: data[offset..<end])
             }
         }
+        self.isReady = nil
     }
 
     /// `file`'s bytes in chunks of `chunkSize`, read on NIO's blocking-I/O thread pool as they are pulled,

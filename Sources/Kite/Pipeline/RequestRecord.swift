@@ -27,8 +27,10 @@ struct RequestRecord {
     var cachedResponseHandler: (any CachedResponseHandler)?
     /// The generated client's operation, for log metadata and the span (``Session/transportRequest(_:)``).
     var operationID: String?
-    /// A transport's reader of the response head, called once when a stream request's body is about to be
-    /// delivered (``DataStreamRequest/responseHead()``).
+    /// A transport's reader of the response head, called at most once, before a stream request's body makes
+    /// the pipeline wait (for the server or the reader) or fails. A body that is all there when the head arrives
+    /// is buffered without it, and the request's end answers the head (``DataStreamRequest/responseHead()``
+    /// also waits for the end), so the caller wakes once for a small response.
     var responseHeadHandler: (@Sendable (HTTPResponse) -> Void)?
 
     // Records, written as the request runs.

@@ -116,18 +116,33 @@ struct StreamSink: ResponseSink {
         for validator in pending {
             if let error = validator(outcome) { throw error }
         }
-        // A transport that waits for the head gets it now; the request is then answered, no attempt follows.
-        if let response = outcome.response,
-            let headHandler = request.machine.withLockedValue({ machine -> (@Sendable (HTTPResponse) -> Void)? in
+        // A transport that waits for the head gets it before the pipeline would wait for the server or the
+        // reader, or fails; parts already there are buffered first, and a body that ends without a wait leaves
+        // the head to the request's end, so the caller wakes once (RequestRecord.responseHeadHandler). The
+        // request is answered from here on: no attempt follows.
+        let head = outcome.response
+        var pendingHead =
+            head == nil
+            ? nil
+            : request.machine.withLockedValue { machine -> (@Sendable (HTTPResponse) -> Void)? in
                 guard let handler = machine.record.responseHeadHandler.take() else { return nil }
                 machine.bodyDelivered()
                 return handler
-            })
-        {
-            headHandler(response)
-        }
+            }
         var iterator = response.body.makeAsyncIterator()
-        while let chunk = try await request.nextChunk(&iterator, counter: &counter) {
+        while true {
+            // A throttled body may wait for its limiter, so the head goes first.
+            if pendingHead != nil, response.body.isReady?() != true || !counter.limiters.isEmpty, let head {
+                pendingHead.take()?(head)
+            }
+            let next: ByteBuffer?
+            do {
+                next = try await request.nextChunk(&iterator, counter: &counter)
+            } catch {
+                if let head { pendingHead.take()?(head) }
+                throw error
+            }
+            guard let chunk = next else { break }
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
             let readers = request.machine.withLockedValue { machine in
                 machine.bodyDelivered()
@@ -136,6 +151,9 @@ struct StreamSink: ResponseSink {
             for reader in readers {
                 switch reader {
                 case .subscription(let subscription):
+                    if pendingHead != nil, !subscription.acceptsWithoutWaiting, let head {
+                        pendingHead.take()?(head)
+                    }
                     await subscription.send(data)
                 case .closure(let queue, let handler):
                     await withCheckedContinuation { continuation in

@@ -24,6 +24,14 @@ final class StreamSubscription: Sendable {
         self.state.withLockedValue { $0.consumerGone }
     }
 
+    /// Whether ``send(_:)`` would return without waiting for the consumer: its buffer has room for one more
+    /// chunk (or the consumer waits, or is gone).
+    var acceptsWithoutWaiting: Bool {
+        self.state.withLockedValue { state in
+            state.consumerGone || state.end != nil || state.consumer != nil || state.buffer.count + 1 < self.capacity
+        }
+    }
+
     /// Hands `data` to the consumer; waits while its buffer is full. Returns at once if it is gone.
     func send(_ data: Data) async {
         enum Action {

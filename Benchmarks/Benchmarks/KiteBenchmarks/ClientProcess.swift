@@ -67,23 +67,10 @@ enum ClientProcess {
 
     /// Does the job and exits when this process is a client process; returns at once otherwise.
     static func runIfRequested() {
-        guard let job = ProcessInfo.processInfo.environment[Self.variable] else { return }
-        // package-benchmark registers benchmarks synchronously: block this thread until the job,
-        // which runs on the cooperative pool, is done.
-        let done = DispatchSemaphore(value: 0)
-        let status = Mutex<Int32>(1)
-        Task.detached {
-            do {
-                let bytes = try await Self.perform(job)
-                print("\(bytes) \(try Self.ownPeakResident())")
-                status.withLock { $0 = 0 }
-            } catch {
-                FileHandle.standardError.write(Data("client process (\(job)): \(error)\n".utf8))
-            }
-            done.signal()
+        ProcessJob.runIfRequested(Self.variable) { job in
+            let bytes = try await Self.perform(job)
+            print("\(bytes) \(try Self.ownPeakResident())")
         }
-        done.wait()
-        exit(status.withLock { $0 })
     }
 
     /// Runs `transfer` with `client` in a client process against `harness`'s server.

@@ -208,3 +208,28 @@ struct HarnessError: Error, CustomStringConvertible {
         self.description = description
     }
 }
+
+/// A job this executable does instead of registering benchmarks, named by an environment variable (a client
+/// process's transfer, case 9's profiling job).
+enum ProcessJob {
+    /// When the environment has `variable`, runs `perform` with its value on the cooperative pool and exits: with
+    /// status 0 when it returns, 1 when it throws (the error on standard error). Returns at once otherwise.
+    ///
+    /// package-benchmark registers benchmarks synchronously, so this thread blocks until the job is done.
+    static func runIfRequested(_ variable: String, _ perform: @escaping @Sendable (String) async throws -> Void) {
+        guard let job = ProcessInfo.processInfo.environment[variable] else { return }
+        let done = DispatchSemaphore(value: 0)
+        let status = Mutex<Int32>(1)
+        Task.detached {
+            do {
+                try await perform(job)
+                status.withLock { $0 = 0 }
+            } catch {
+                FileHandle.standardError.write(Data("\(variable) (\(job)): \(error)\n".utf8))
+            }
+            done.signal()
+        }
+        done.wait()
+        exit(status.withLock { $0 })
+    }
+}

@@ -229,20 +229,7 @@ enum OpenAPICases {
 
     /// Runs the job and exits when ``variable`` is set; returns at once otherwise.
     static func runIfRequested() {
-        guard let job = ProcessInfo.processInfo.environment[Self.variable] else { return }
-        let done = DispatchSemaphore(value: 0)
-        let status = Mutex<Int32>(1)
-        Task.detached {
-            do {
-                try await Self.perform(job)
-                status.withLock { $0 = 0 }
-            } catch {
-                FileHandle.standardError.write(Data("\(Self.variable) (\(job)): \(error)\n".utf8))
-            }
-            done.signal()
-        }
-        done.wait()
-        exit(status.withLock { $0 })
+        ProcessJob.runIfRequested(Self.variable) { try await Self.perform($0) }
     }
 
     private static func perform(_ job: String) async throws {

@@ -14,6 +14,8 @@ final class AHCTransport: Transport {
     /// The session's one connection pool (and one per proxy that tunnels), shared by every request kind: data
     /// requests read through AHC's async API, downloads and streams through its delegate API (``BatchedBody``).
     private let clients: EngineClients
+    /// Where a stream's delegate runs (``ConnectionLoops``).
+    private let connectionLoops: ConnectionLoops
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -43,9 +45,12 @@ final class AHCTransport: Transport {
         let idleWrite = configuration.idleWriteTimeout.map { TimeAmount($0) }
         // Connection metrics: a probe on every connection tells each request which one served it.
         let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
+        let loops = ConnectionLoops()
+        self.connectionLoops = loops
         config.http1_1ConnectionDebugInitializer = { channel in
             channel.eventLoop.submit {
                 try Self.allowLargeReads(on: channel)
+                try loops.install(on: channel)
                 trust?.installHTTP1(on: channel)
                 probe?.installHTTP1(on: channel)
                 if let idleRead {
@@ -245,7 +250,12 @@ final class AHCTransport: Transport {
             events: request.events
         ) { client in
             let body = BatchedBody(handOverDelay: batched ? BatchedBody.batchedHandOverDelay : nil)
-            body.attach(client.execute(request: engineRequest, delegate: body, deadline: deadline))
+            // A stream's delegate runs on the loop of the connection that last started a request, so a caller's
+            // next request keeps to its connection's loop (ConnectionLoops). Downloads stay indifferent: parallel
+            // downloads spread their connections over both loops.
+            let loop: HTTPClient.EventLoopPreference =
+                batched ? .indifferent : self.connectionLoops.last.map { .delegate(on: $0) } ?? .indifferent
+            body.attach(client.execute(request: engineRequest, delegate: body, eventLoop: loop, deadline: deadline))
             return (try await body.head(), body)
         }
         do {

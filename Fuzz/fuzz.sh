@@ -1,7 +1,8 @@
 #!/bin/bash
 # Kite's fuzz targets (libFuzzer, with AddressSanitizer and LeakSanitizer), from the repository root:
 #
-#   Fuzz/fuzz.sh build                      build the one binary that holds every target (debug: `@testable`)
+#   Fuzz/fuzz.sh build                      build the one binary that holds every target (debug: `@testable`), in the
+#                                           tests' build folder (.build), whose dependencies it reuses
 #   Fuzz/fuzz.sh list                       the targets
 #   Fuzz/fuzz.sh run TARGET SECONDS [RUNS]  fuzz one target, growing Fuzz/Corpus/TARGET
 #   Fuzz/fuzz.sh all SECONDS [RUNS]         every target, two at a time
@@ -10,10 +11,12 @@
 #
 # Each input is at most 4,096 bytes and must finish in 100 ms (the harness traps past it) and in 2 s (libFuzzer);
 # a single allocation over 64 MiB or a resident size over 2 GiB is a finding. A finding's input is written to
-# Fuzz/Findings/; replay it with `KITE_FUZZ_TARGET=TARGET Fuzz/.build/debug/KiteFuzz FILE`.
+# Fuzz/Findings/; replay it with `KITE_FUZZ_TARGET=TARGET .build/debug/KiteFuzz FILE`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=Fuzz/.build/debug/KiteFuzz
+# The build folder: the tests' (Fuzz/Package.swift says why); KITE_FUZZ_SCRATCH names another.
+SCRATCH=${KITE_FUZZ_SCRATCH:-.build}
+BIN=$SCRATCH/debug/KiteFuzz
 # Swift's backtracer reads the stack after a trap, which AddressSanitizer reports as an underflow of its own.
 export SWIFT_BACKTRACE=enable=no
 # Leaks of dependencies (swift-corelibs-foundation), each explained in the file.
@@ -38,11 +41,10 @@ targets() {
         sed -n 's/^    case \([A-Za-z0-9]*\)$/\1/p'
 }
 
-# swiftc keeps only the last of several -sanitize= flags, and SwiftPM's `--sanitize=fuzzer --sanitize=address`
-# passes two, in no fixed order: a build without coverage, or without AddressSanitizer, depending on the run. So
-# SwiftPM is told of the fuzzer only (it then links libFuzzer's `main`), and swiftc gets both in one flag, last.
+# The flags are in Fuzz/Package.swift, on Kite's sources and the targets only. (One flag, `-sanitize=fuzzer,address`:
+# swiftc keeps only the last of several `-sanitize=` flags.)
 build() {
-    swift build --package-path Fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address
+    swift build --package-path Fuzz --scratch-path "$SCRATCH"
 }
 
 run() {

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 extension FuzzTarget {
     /// The input as header fields: one field per line, `Name: value`; lines that are not a valid field are skipped.

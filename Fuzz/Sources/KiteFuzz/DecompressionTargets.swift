@@ -3,7 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 extension FuzzTarget {
     /// gzip and deflate bodies. The first byte chooses the format and the chunk size; the rest is the body.

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 #if canImport(Glibc)
 import Glibc
@@ -30,3 +30,21 @@ func processCPUTime() -> Duration {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
     return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
 }
+
+/// The program's entry point. SwiftPM links an executable target's `main` to `KiteFuzz_main` (it renames an
+/// executable's entry point so tests can import it), so libFuzzer's own `main` is never used: this one hands the
+/// command line to libFuzzer's driver with the callback above, as that `main` would.
+@_cdecl("KiteFuzz_main")
+func kiteFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv, fuzzOne)
+}
+
+/// libFuzzer's driver (`int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*)(const uint8_t *, size_t))`).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 /// The fuzz targets: one per parser Kite applies to what servers, proxies, the kernel and users hand it. Each
 /// checks properties, not only that nothing traps: see each `run`.

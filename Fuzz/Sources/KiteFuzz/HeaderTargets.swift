@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 extension FuzzTarget {
     /// `Set-Cookie` from `https://www.example.com/docs/intro`: a cookie whose name and value hold no control

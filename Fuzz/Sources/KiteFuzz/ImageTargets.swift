@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 extension FuzzTarget {
     /// PNG, JPEG, GIF, WebP, HEIC/AVIF, BMP and TIFF headers: a header or a `KiteError`; a header's size is

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 #if canImport(FoundationXML)
 import FoundationXML

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Kite
+@testable import KiteUnderFuzz
 
 extension FuzzTarget {
     /// The line, event and JSON-lines parsers see a stream in chunks of any size: the input parsed whole and

@@ -120,26 +120,28 @@ struct StreamSink: ResponseSink {
         // reader, or fails; parts already there are buffered first, and a body that ends without a wait leaves
         // the head to the request's end, so the caller wakes once (RequestRecord.responseHeadHandler). The
         // request is answered from here on: no attempt follows.
-        let head = outcome.response
-        var pendingHead =
-            head == nil
-            ? nil
-            : request.machine.withLockedValue { machine -> (@Sendable (HTTPResponse) -> Void)? in
-                guard let handler = machine.record.responseHeadHandler.take() else { return nil }
-                machine.bodyDelivered()
-                return handler
+        var pendingHead = outcome.response.flatMap { head in
+            request.machine.withLockedValue { machine in
+                machine.record.responseHeadHandler.take().map { handler in
+                    machine.bodyDelivered()
+                    return (handler: handler, head: head)
+                }
             }
+        }
+        func deliverHead() {
+            if let pending = pendingHead.take() { pending.handler(pending.head) }
+        }
         var iterator = response.body.makeAsyncIterator()
         while true {
             // A throttled body may wait for its limiter, so the head goes first.
-            if pendingHead != nil, response.body.isReady?() != true || !counter.limiters.isEmpty, let head {
-                pendingHead.take()?(head)
+            if pendingHead != nil, response.body.isReady?() != true || !counter.limiters.isEmpty {
+                deliverHead()
             }
             let next: ByteBuffer?
             do {
                 next = try await request.nextChunk(&iterator, counter: &counter)
             } catch {
-                if let head { pendingHead.take()?(head) }
+                deliverHead()
                 throw error
             }
             guard let chunk = next else { break }
@@ -151,9 +153,7 @@ struct StreamSink: ResponseSink {
             for reader in readers {
                 switch reader {
                 case .subscription(let subscription):
-                    if pendingHead != nil, !subscription.acceptsWithoutWaiting, let head {
-                        pendingHead.take()?(head)
-                    }
+                    if pendingHead != nil, !subscription.acceptsWithoutWaiting { deliverHead() }
                     await subscription.send(data)
                 case .closure(let queue, let handler):
                     await withCheckedContinuation { continuation in

@@ -37,15 +37,39 @@ public struct KiteClientTransport: ClientTransport {
     /// The credential that answers Basic and Digest challenges (`401`), as `BaseRequest.authenticate(with:)`
     /// does for one request.
     public let credential: Credential?
+    /// The largest response body a request may receive; a larger one fails with `responseTooLarge` (before the
+    /// response is returned when its `Content-Length` says so, while the body is read otherwise). `nil` has no
+    /// limit.
+    public let maximumResponseSize: Int64?
 
-    /// Creates a transport on `session`.
+    /// Creates a transport on `session`, whose response bodies are limited as a data request's are.
+    ///
+    /// Generated code collects a JSON, text or form body whole, without a limit of its own, so a response body
+    /// larger than the session's `Session.Configuration.maximumResponseSize` (100 MiB by default) fails with
+    /// `responseTooLarge`. A stream that may run longer (server-sent events for hours, a large binary body) needs
+    /// ``init(session:credential:maximumResponseSize:)`` with a larger limit or `nil`.
     ///
     /// - Parameters:
     ///   - session: The session whose pipeline, configuration and connections the requests use.
     ///   - credential: The credential that answers Basic and Digest challenges, or `nil`.
     public init(session: Session, credential: Credential? = nil) {
+        self.init(
+            session: session,
+            credential: credential,
+            maximumResponseSize: session.configuration.maximumResponseSize
+        )
+    }
+
+    /// Creates a transport on `session` with a response size limit of its own.
+    ///
+    /// - Parameters:
+    ///   - session: The session whose pipeline, configuration and connections the requests use.
+    ///   - credential: The credential that answers Basic and Digest challenges, or `nil`.
+    ///   - maximumResponseSize: The largest response body in bytes, or `nil` for no limit.
+    public init(session: Session, credential: Credential? = nil, maximumResponseSize: Int64?) {
         self.session = session
         self.credential = credential
+        self.maximumResponseSize = maximumResponseSize
     }
 
     /// Sends `request` with `body` to `baseURL` and returns the response head as soon as it arrives, with the
@@ -74,7 +98,8 @@ public struct KiteClientTransport: ClientTransport {
             body: body,
             length: length,
             replayable: body?.iterationBehavior == .multiple,
-            operationID: operationID
+            operationID: operationID,
+            maximumResponseSize: self.maximumResponseSize
         )
         if let credential = self.credential {
             streamRequest.authenticate(with: credential)

@@ -120,6 +120,52 @@ import Testing
         #expect(chunks.iterations == 1)
     }
 
+    /// A session whose data requests hold at most 50,000 bytes.
+    static func smallLimitSession() -> Session {
+        var configuration = Session.Configuration()
+        configuration.maximumResponseSize = 50_000
+        return Session(configuration: configuration)
+    }
+
+    @Test func theSessionsSizeLimitAppliesToAResponseByDefault() async throws {
+        let base = try #require(URL(string: try await Backend.inProcess.baseURL()))
+        let client = Client(serverURL: base, transport: KiteClientTransport(session: Self.smallLimitSession()))
+        // Content-Length 100,000: refused before a response is returned.
+        let error = await #expect(throws: (any Error).self) { _ = try await client.getBytes(path: .init(n: 100_000)) }
+        let kite = try #require(error.flatMap(kiteError))
+        #expect(kite.code == .responseTooLarge)
+        #expect(kite.message.contains("limit of 50000 bytes (Content-Length 100000)"), "\(kite.message)")
+        // Within the limit, the whole body.
+        let body = try await client.getBytes(path: .init(n: 40_000)).ok.body.binary
+        #expect(try await Data(collecting: body, upTo: .max).count == 40_000)
+    }
+
+    @Test func aTransportsOwnLimitOverridesTheSessions() async throws {
+        let base = try #require(URL(string: try await Backend.inProcess.baseURL()))
+        let session = Self.smallLimitSession()
+        // No limit: 100,000 bytes where the session holds 50,000.
+        let unlimited = Client(
+            serverURL: base,
+            transport: KiteClientTransport(session: session, maximumResponseSize: nil)
+        )
+        let whole = try await unlimited.getBytes(path: .init(n: 100_000)).ok.body.binary
+        #expect(try await Data(collecting: whole, upTo: .max).count == 100_000)
+        // A body sent in chunks, without a length, fails once it passes the transport's limit, after the bytes before.
+        let limited = Client(
+            serverURL: base,
+            transport: KiteClientTransport(session: session, maximumResponseSize: 30_000)
+        )
+        let streamed = try await limited.streamBytes(path: .init(n: 70_000)).ok.body.binary
+        let received = NIOLockedValueBox(0)
+        let error = await #expect(throws: (any Error).self) {
+            for try await chunk in streamed { received.withLockedValue { $0 += chunk.count } }
+        }
+        let kite = try #require(error.flatMap(kiteError))
+        #expect(kite.code == .responseTooLarge)
+        #expect(kite.message.contains("limit of 30000 bytes"), "\(kite.message)")
+        #expect(received.withLockedValue { $0 } <= 30_000)
+    }
+
     @Test func theHeadArrivesBeforeTheBodyEnds() async throws {
         let base = try #require(URL(string: try await Backend.inProcess.baseURL()))
         let transport = KiteClientTransport(session: .openAPISuite)

@@ -40,6 +40,15 @@ protocol ResponseSink: Sendable {
 }
 
 extension ResponseSink {
+    /// The error of a response body over the request's size limit.
+    static func tooLarge(limit: Int64, detail: String, request: BaseRequest) -> KiteError {
+        KiteError(
+            code: .responseTooLarge,
+            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
+            request: request.summary
+        )
+    }
+
     func prepareForRetry(of request: BaseRequest) async {}
 
     var finalizes: Bool { false }
@@ -81,13 +90,6 @@ struct MemorySink: ResponseSink {
         outcome.data = collected.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
     }
 
-    private static func tooLarge(limit: Int64, detail: String, request: BaseRequest) -> KiteError {
-        KiteError(
-            code: .responseTooLarge,
-            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
-            request: request.summary
-        )
-    }
 }
 
 /// The body handed to the caller's readers as it arrives, after the validators checked the head
@@ -120,6 +122,12 @@ struct StreamSink: ResponseSink {
         // reader, or fails; parts already there are buffered first, and a body that ends without a wait leaves
         // the head to the request's end, so the caller wakes once (RequestRecord.responseHeadHandler). The
         // request is answered from here on: no attempt follows.
+        // A stream has no size limit unless it asks for one (DataStreamRequest.limitResponseSize(to:)): it does not
+        // hold its body, so the session's limit, which is for bodies held in memory, does not apply.
+        let limit = request.machine.withLockedValue { $0.record.maximumResponseSize } ?? nil
+        if let limit, let total = counter.total, total > limit {
+            throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
+        }
         var pendingHead = outcome.response.flatMap { head in
             request.machine.withLockedValue { machine in
                 machine.record.responseHeadHandler.take().map { handler in
@@ -145,6 +153,10 @@ struct StreamSink: ResponseSink {
                 throw error
             }
             guard let chunk = next else { break }
+            if let limit, counter.received > limit {
+                deliverHead()
+                throw Self.tooLarge(limit: limit, detail: "\(counter.received) bytes arrived", request: request)
+            }
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
             let readers = request.machine.withLockedValue { machine in
                 machine.bodyDelivered()

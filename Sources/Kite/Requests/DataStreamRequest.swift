@@ -73,6 +73,28 @@ public final class DataStreamRequest: BaseRequest, @unchecked Sendable {
         super.init(session: session, draft: draft, sink: StreamSink(), body: body)
     }
 
+    /// Limits how large this stream's response body may be: a body with a larger `Content-Length` fails with
+    /// `responseTooLarge` before any of it is delivered, and one that grows past the limit fails when it does,
+    /// after the bytes before. A stream has no limit otherwise: it does not hold its body, so
+    /// ``Session/Configuration/maximumResponseSize`` (for bodies held in memory) does not apply. Call it before
+    /// the request starts.
+    ///
+    /// ```swift
+    /// for try await chunk in session.streamRequest("http://127.0.0.1:8080/stream-bytes/4096")
+    ///     .limitResponseSize(to: 1024)
+    ///     .streamingData() {
+    ///     print(chunk.count)  // then throws: the response body exceeds the limit of 1024 bytes (… bytes arrived)
+    /// }
+    /// ```
+    ///
+    /// - Parameter bytes: The limit in bytes, or `nil` for none.
+    /// - Returns: The request.
+    @discardableResult
+    public func limitResponseSize(to bytes: Int64?) -> Self {
+        self.machine.withLockedValue { $0.record.maximumResponseSize = .some(bytes) }
+        return self
+    }
+
     /// Registers an async reader and starts the request if so configured.
     func subscribe(automaticallyCancelling: Bool) -> DataStream {
         let subscription = StreamSubscription()

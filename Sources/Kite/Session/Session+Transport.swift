@@ -19,6 +19,8 @@ extension Session {
     ///     the body or an answered challenge may send it again; a body that cannot fails those with
     ///     `bodyNotReplayable`, and is never retried.
     ///   - operationID: The generated client's operation, in log metadata and the span's attributes.
+    ///   - maximumResponseSize: The response body's size limit (``DataStreamRequest/limitResponseSize(to:)``), or
+    ///     `nil` for none.
     /// - Returns: The request, not yet started.
     package func transportRequest<Body: AsyncSequence & Sendable>(
         method: HTTPRequest.Method,
@@ -27,15 +29,17 @@ extension Session {
         body: Body?,
         length: Int64?,
         replayable: Bool,
-        operationID: String?
+        operationID: String?,
+        maximumResponseSize: Int64?
     ) -> DataStreamRequest where Body.Element: DataProtocol {
         var draft = RequestDraft(method: method, url: url, headerFields: headerFields)
         draft.cachePolicy = self.context.requestCachePolicy
         let source: RequestBodySource =
             body.map { .stream(OneShotBody($0, length: length, replayable: replayable)) } ?? .draft
         let request = DataStreamRequest(session: self, draft: .success(draft), body: source)
-        if let operationID {
-            request.machine.withLockedValue { $0.record.operationID = operationID }
+        request.machine.withLockedValue { machine in
+            machine.record.operationID = operationID
+            machine.record.maximumResponseSize = .some(maximumResponseSize)
         }
         return request
     }

@@ -10,8 +10,9 @@ import FoundationNetworking
 
 // Sources/Kite/Kite.docc/GeneratedClients.md:15 is a fragment: lines of a Package.swift, not Swift to run
 // Sources/Kite/Kite.docc/GeneratedClients.md:24 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
-// Sources/Kite/Kite.docc/GeneratedClients.md:64 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
-// Sources/Kite/Kite.docc/GeneratedClients.md:90 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
-// Sources/Kite/Kite.docc/GeneratedClients.md:111 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// Sources/Kite/Kite.docc/GeneratedClients.md:65 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// Sources/Kite/Kite.docc/GeneratedClients.md:86 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// Sources/Kite/Kite.docc/GeneratedClients.md:112 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// Sources/Kite/Kite.docc/GeneratedClients.md:133 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 enum GeneratedClientsExamples {
 }

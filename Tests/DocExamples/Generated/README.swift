@@ -11,7 +11,7 @@ import FoundationNetworking
 #endif
 
 // README.md:71 is a fragment: lines of a Package.swift, not Swift to run
-// README.md:421 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// README.md:422 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 fileprivate struct Login: Encodable, Sendable { let email: String; let password: String }
 
 fileprivate struct Echo: Decodable, Sendable {
@@ -225,8 +225,8 @@ enum READMEExamples {
         _ = await session.request(url).cacheResponse(using: ResponseCacher.doNotCache).serializingData().response
     }
 
-    /// README.md:446
-    static func line446() async throws {
+    /// README.md:447
+    static func line447() async throws {
 
         let mock = MockTransport()
         mock.stub(.get, "https://api.example.com/report", times: 1, response: .status(503))   // first attempt

@@ -34,6 +34,43 @@ import Testing
         #expect(error.code == .responseTooLarge)
     }
 
+    @Test func aStreamHasNoSizeLimitUnlessItAsksForOne() async throws {
+        try await FaultInjectionTests.withSession(.with { $0.maximumResponseSize = 1_000 }) { session in
+            let url = try await FaultServer.url("/huge-body?size=200000")
+            var received = 0
+            for try await chunk in session.streamRequest(url).streamingData() { received += chunk.count }
+            #expect(received == 200_000)
+        }
+    }
+
+    @Test func aStreamsLimitRefusesAnAnnouncedBodyBeforeAnyOfIt() async throws {
+        let url = try await FaultServer.url("/huge-body?size=200000")
+        var received = 0
+        let error = await #expect(throws: KiteError.self) {
+            for try await chunk in Session.suite.streamRequest(url).limitResponseSize(to: 100_000).streamingData() {
+                received += chunk.count
+            }
+        }
+        #expect(error?.code == .responseTooLarge)
+        let message = error?.message ?? ""
+        #expect(message.contains("limit of 100000 bytes (Content-Length 200000)"), "\(message)")
+        #expect(received == 0)
+    }
+
+    @Test func aStreamGrowingPastItsLimitFailsAfterTheBytesBefore() async throws {
+        let url = try await FaultServer.url("/http10?size=300000")
+        var received = 0
+        let error = await #expect(throws: KiteError.self) {
+            for try await chunk in Session.suite.streamRequest(url).limitResponseSize(to: 100_000).streamingData() {
+                received += chunk.count
+            }
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message.contains("bytes arrived") == true, "\(String(describing: error))")
+        #expect(received > 0)
+        #expect(received <= 100_000)
+    }
+
     // MARK: Downloads
 
     @Test func aDownloadThatTimesOutMidBodyResumesToAnIdenticalFile() async throws {

@@ -13,6 +13,6 @@ import FoundationNetworking
 // Sources/Kite/Kite.docc/GeneratedClients.md:65 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 // Sources/Kite/Kite.docc/GeneratedClients.md:86 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 // Sources/Kite/Kite.docc/GeneratedClients.md:112 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
-// Sources/Kite/Kite.docc/GeneratedClients.md:133 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// Sources/Kite/Kite.docc/GeneratedClients.md:138 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 enum GeneratedClientsExamples {
 }

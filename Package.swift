@@ -101,6 +101,9 @@ let package = Package(
             name: "KiteTests",
             dependencies: [
                 "Kite", "KiteTestServer",
+                // A generated client's transport through the real proxies of ProxyTrafficTests.
+                "KiteOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),

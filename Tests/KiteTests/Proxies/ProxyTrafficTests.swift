@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
+import KiteOpenAPI
 import KiteTestServer
+import OpenAPIRuntime
 import Testing
 
 @testable import Kite
@@ -28,7 +30,11 @@ struct ProxyTrafficTests {
 
     /// The in-process server's echo of the request's header fields, as seen at the origin.
     private func originHeaders(_ session: Session, _ url: String) async throws -> [String: String] {
-        let echo = try await session.request(url).validate().serializingJSON().value
+        Self.headers(echoedIn: try await session.request(url).validate().serializingJSON().value)
+    }
+
+    /// The header fields in the server's `/headers` echo.
+    private static func headers(echoedIn echo: JSONValue) -> [String: String] {
         guard case .object(let fields) = echo["headers"] ?? .null else { return [:] }
         return fields.compactMapValues { if case .string(let value) = $0 { value } else { nil } }
     }
@@ -69,6 +75,25 @@ struct ProxyTrafficTests {
         #expect(headers.header("Host") == "127.0.0.1:\(origin)")
         try await proxy.waitForLog(containing: Self.forwarded("/headers?twice", origin: origin))
         #expect(!proxy.log.contains("CONNECT 127.0.0.1"))
+    }
+
+    @Test func aGeneratedClientsTransportGoesThroughTheProxy() async throws {
+        let (proxy, base, origin) = try await self.proxyAndOrigin()
+        defer { proxy.stop() }
+        let session = self.session(self.withCredentials(proxy))
+        defer { Task { try? await session.shutdown() } }
+        let (response, body) = try await KiteClientTransport(session: session).send(
+            HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/headers?transport"),
+            body: nil,
+            baseURL: try #require(URL(string: base)),
+            operationID: "headers"
+        )
+        #expect(response.status == .ok)
+        let data = try await Data(collecting: try #require(body), upTo: 1 << 20)
+        let headers = Self.headers(echoedIn: try JSONDecoder().decode(JSONValue.self, from: data))
+        #expect(headers.header("Proxy-Authorization") == nil, "the proxy's credential stays with the proxy")
+        #expect(headers.header("Host") == "127.0.0.1:\(origin)")
+        try await proxy.waitForLog(containing: Self.forwarded("/headers?transport", origin: origin))
     }
 
     @Test func tunnelsPlainHTTPSendsPlainHTTPThroughCONNECT() async throws {

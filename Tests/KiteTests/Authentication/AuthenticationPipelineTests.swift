@@ -86,9 +86,10 @@ import Testing
 
     // MARK: AuthenticationInterceptor
 
+    /// A token; "stale" says it needs a refresh before it is sent, any other is sent as it is.
     struct TokenCredential: AuthenticationCredential {
         let token: String
-        var requiresRefresh: Bool { false }
+        var requiresRefresh: Bool { self.token == "stale" }
     }
 
     /// Sends the token as the password of user "kite"; the server only takes "fresh".

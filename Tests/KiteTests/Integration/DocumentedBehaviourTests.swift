@@ -43,8 +43,9 @@ import Testing
         }
     }
 
-    @Test func aStreamsLimitRefusesAnAnnouncedBodyBeforeAnyOfIt() async throws {
-        let url = try await FaultServer.url("/huge-body?size=200000")
+    /// The bytes a stream of `path` (on the fault server) limited to 100,000 bytes delivered, and how it failed.
+    private func streamLimited(_ path: String) async throws -> (received: Int, error: KiteError?) {
+        let url = try await FaultServer.url(path)
         var received = 0
         let error = await #expect(throws: KiteError.self) {
             for try await chunk in Session.suite.streamRequest(url).limitResponseSize(to: 100_000).streamingData() {
@@ -52,20 +53,18 @@ import Testing
             }
         }
         #expect(error?.code == .responseTooLarge)
+        return (received, error)
+    }
+
+    @Test func aStreamsLimitRefusesAnAnnouncedBodyBeforeAnyOfIt() async throws {
+        let (received, error) = try await self.streamLimited("/huge-body?size=200000")
         let message = error?.message ?? ""
         #expect(message.contains("limit of 100000 bytes (Content-Length 200000)"), "\(message)")
         #expect(received == 0)
     }
 
     @Test func aStreamGrowingPastItsLimitFailsAfterTheBytesBefore() async throws {
-        let url = try await FaultServer.url("/http10?size=300000")
-        var received = 0
-        let error = await #expect(throws: KiteError.self) {
-            for try await chunk in Session.suite.streamRequest(url).limitResponseSize(to: 100_000).streamingData() {
-                received += chunk.count
-            }
-        }
-        #expect(error?.code == .responseTooLarge)
+        let (received, error) = try await self.streamLimited("/http10?size=300000")
         #expect(error?.message.contains("bytes arrived") == true, "\(String(describing: error))")
         #expect(received > 0)
         #expect(received <= 100_000)

@@ -3,12 +3,12 @@ import HTTPTypes
 import Kite
 import KiteOpenAPI
 import KiteTestServer
-import NIOConcurrencyHelpers
 import OpenAPIRuntime
 import Testing
 
-/// Parts of the session's pipeline that the generated-client tests do not reach: Digest challenges,
-/// `AuthenticationInterceptor` and trust pinning, each through `KiteClientTransport`.
+/// Parts of the session's pipeline that KiteOpenAPITests do not reach: Digest challenges,
+/// `AuthenticationInterceptor` and trust pinning, each through a generated client's `KiteClientTransport`
+/// (proxies: ProxyTrafficTests).
 @Suite struct TransportPipelineTests {
     /// Sends `GET path` through `transport` and returns the status and the body.
     static func get(_ path: String, base: String, through transport: KiteClientTransport) async throws -> (Int, Data) {
@@ -47,83 +47,47 @@ import Testing
 
     // MARK: AuthenticationInterceptor
 
-    struct TokenCredential: AuthenticationCredential {
-        let token: String
-        var requiresRefresh: Bool { self.token == "expired" }
-    }
-
-    /// Sends the token as the password of user "kite"; the server takes only "fresh".
-    final class TokenAuthenticator: Authenticator {
-        let refreshes = NIOLockedValueBox(0)
-
-        static func authorization(_ credential: TokenCredential) -> String {
-            "Basic " + Data("kite:\(credential.token)".utf8).base64EncodedString()
-        }
-
-        func apply(_ credential: TokenCredential, to request: inout HTTPRequest) {
-            request.headerFields[.authorization] = Self.authorization(credential)
-        }
-
-        func refresh(_ credential: TokenCredential, for session: Session) async throws -> TokenCredential {
-            self.refreshes.withLockedValue { $0 += 1 }
-            return TokenCredential(token: "fresh")
-        }
-
-        func didRequest(
-            _ request: HTTPRequest,
-            with response: HTTPResponse,
-            failDueToAuthenticationError error: KiteError
-        ) -> Bool {
-            response.status.code == 401
-        }
-
-        func isRequest(_ request: HTTPRequest, authenticatedWith credential: TokenCredential) -> Bool {
-            request.headerFields[.authorization] == Self.authorization(credential)
-        }
-    }
-
-    @Test func anExpiredCredentialIsRefreshedOnceBeforeTheRequestsAreSent() async throws {
-        let base = try await Backend.inProcess.baseURL()
-        let authenticator = TokenAuthenticator()
+    /// A transport whose session authenticates with `token` (AuthenticationPipelineTests' authenticator: the
+    /// server takes only "fresh", and "stale" is refreshed before it is sent).
+    static func tokenTransport(
+        _ token: String
+    ) -> (AuthenticationPipelineTests.TokenAuthenticator, KiteClientTransport, () -> String?) {
+        let authenticator = AuthenticationPipelineTests.TokenAuthenticator()
         let interceptor = AuthenticationInterceptor(
             authenticator: authenticator,
-            credential: TokenCredential(token: "expired")
+            credential: AuthenticationPipelineTests.TokenCredential(token: token)
         )
         let transport = KiteClientTransport(session: Session(interceptor: interceptor))
+        return (authenticator, transport, { interceptor.credential?.token })
+    }
+
+    @Test func aStaleCredentialIsRefreshedOnceBeforeTheRequestsAreSent() async throws {
+        let base = try await Backend.inProcess.baseURL()
+        let (authenticator, transport, token) = Self.tokenTransport("stale")
         for _ in 0..<3 {
             let (status, data) = try await Self.get("/basic-auth/kite/fresh", base: base, through: transport)
             #expect(status == 200)
             #expect(try JSONDecoder().decode(Authenticated.self, from: data).authenticated)
         }
         #expect(authenticator.refreshes.withLockedValue { $0 } == 1)
-        #expect(interceptor.credential?.token == "fresh")
+        #expect(token() == "fresh")
     }
 
     @Test func a401IsTheTypedResponseNotARefresh() async throws {
         // As in Alamofire without `validate()`: a 401 is a response, not a failed attempt, so the interceptor's
         // retry (which refreshes on a 401) is not asked; the generated client gets its typed `.unauthorized`.
         let base = try await Backend.inProcess.baseURL()
-        let authenticator = TokenAuthenticator()
-        let interceptor = AuthenticationInterceptor(
-            authenticator: authenticator,
-            credential: TokenCredential(token: "revoked")
-        )
-        let transport = KiteClientTransport(session: Session(interceptor: interceptor))
+        let (authenticator, transport, token) = Self.tokenTransport("revoked")
         let (status, _) = try await Self.get("/basic-auth/kite/fresh", base: base, through: transport)
         #expect(status == 401)
         #expect(authenticator.refreshes.withLockedValue { $0 } == 0)
-        #expect(interceptor.credential?.token == "revoked")
+        #expect(token() == "revoked")
     }
 
     // MARK: Trust pinning
 
     @Test func aPinnedCertificateIsRequiredOfTheServer() async throws {
-        let authority = try TestCertificateAuthority()
-        let server = try await KiteTestServer.start(
-            host: "127.0.0.1",
-            port: 0,
-            tls: KiteTestServer.TLSOptions(authority: authority, certificate: .leaf)
-        )
+        let (authority, base) = try await TrustServers.shared.server(.leaf)
         /// A transport on a session that trusts the test root and pins `pinned`'s certificate for 127.0.0.1.
         func transport(pinning pinned: TestCertificateAuthority.Credential) -> KiteClientTransport {
             var configuration = Session.Configuration()
@@ -134,16 +98,11 @@ import Testing
             ])
             return KiteClientTransport(session: Session(configuration: configuration, serverTrustManager: manager))
         }
-        let (status, _) = try await Self.get(
-            "/get",
-            base: server.baseURL,
-            through: transport(pinning: authority.intermediate)
-        )
+        let (status, _) = try await Self.get("/get", base: base, through: transport(pinning: authority.intermediate))
         #expect(status == 200)
         let error = await #expect(throws: KiteError.self) {
-            _ = try await Self.get("/get", base: server.baseURL, through: transport(pinning: authority.selfSigned))
+            _ = try await Self.get("/get", base: base, through: transport(pinning: authority.selfSigned))
         }
         #expect(error?.code == .serverTrustEvaluationFailed)
-        try await server.shutdown()
     }
 }

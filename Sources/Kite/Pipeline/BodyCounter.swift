@@ -12,6 +12,28 @@ struct BodyCounter {
     /// Download rate limits to honour.
     var limiters: [RateLimiter] = []
 
+    /// Throws `responseTooLarge` when the head announces a body over `limit` bytes (`nil`: no limit).
+    func checkAnnounced(against limit: Int64?, for request: BaseRequest) throws(KiteError) {
+        if let limit, let total = self.total, total > limit {
+            throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
+        }
+    }
+
+    /// Throws `responseTooLarge` once more than `limit` bytes arrived (`nil`: no limit).
+    func checkReceived(against limit: Int64?, for request: BaseRequest) throws(KiteError) {
+        if let limit, self.received > limit {
+            throw Self.tooLarge(limit: limit, detail: "\(self.received) bytes arrived", request: request)
+        }
+    }
+
+    private static func tooLarge(limit: Int64, detail: String, request: BaseRequest) -> KiteError {
+        KiteError(
+            code: .responseTooLarge,
+            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
+            request: request.summary
+        )
+    }
+
     /// Whether `response` to `method` has no body whatever its header fields say (HEAD, 204, 304).
     static func hasNoBody(_ response: HTTPResponse, method: HTTPRequest.Method) -> Bool {
         method == .head || response.status.code == 204 || response.status.code == 304

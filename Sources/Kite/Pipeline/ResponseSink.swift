@@ -40,15 +40,6 @@ protocol ResponseSink: Sendable {
 }
 
 extension ResponseSink {
-    /// The error of a response body over the request's size limit.
-    static func tooLarge(limit: Int64, detail: String, request: BaseRequest) -> KiteError {
-        KiteError(
-            code: .responseTooLarge,
-            message: "the response body exceeds the limit of \(limit) bytes (\(detail))",
-            request: request.summary
-        )
-    }
-
     func prepareForRetry(of request: BaseRequest) async {}
 
     var finalizes: Bool { false }
@@ -72,15 +63,11 @@ struct MemorySink: ResponseSink {
         for request: BaseRequest
     ) async throws(KiteError) {
         let limit = request.responseSizeLimit
-        if let limit, let total = counter.total, total > limit {
-            throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
-        }
+        try counter.checkAnnounced(against: limit, for: request)
         var iterator = response.body.makeAsyncIterator()
         var collected: ByteBuffer?
         while var chunk = try await request.nextChunk(&iterator, counter: &counter) {
-            if let limit, counter.received > limit {
-                throw Self.tooLarge(limit: limit, detail: "\(counter.received) bytes arrived", request: request)
-            }
+            try counter.checkReceived(against: limit, for: request)
             if collected == nil {
                 collected = chunk
             } else {
@@ -89,7 +76,6 @@ struct MemorySink: ResponseSink {
         }
         outcome.data = collected.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
     }
-
 }
 
 /// The body handed to the caller's readers as it arrives, after the validators checked the head
@@ -124,18 +110,20 @@ struct StreamSink: ResponseSink {
         // request is answered from here on: no attempt follows.
         // A stream has no size limit unless it asks for one (DataStreamRequest.limitResponseSize(to:)): it does not
         // hold its body, so the session's limit, which is for bodies held in memory, does not apply.
-        let limit = request.machine.withLockedValue { $0.record.maximumResponseSize } ?? nil
-        if let limit, let total = counter.total, total > limit {
-            throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
+        // One lock for both: the limit, and the head's handler unless the head announces too much (the handler
+        // then gets the error).
+        let head = outcome.response
+        let total = counter.total
+        typealias PendingHead = (handler: @Sendable (HTTPResponse) -> Void, head: HTTPResponse)
+        let (limit, taken) = request.machine.withLockedValue { machine -> (Int64?, PendingHead?) in
+            let limit = machine.record.maximumResponseSize ?? nil
+            if let limit, let total, total > limit { return (limit, nil) }
+            guard let head, let handler = machine.record.responseHeadHandler.take() else { return (limit, nil) }
+            machine.bodyDelivered()
+            return (limit, (handler: handler, head: head))
         }
-        var pendingHead = outcome.response.flatMap { head in
-            request.machine.withLockedValue { machine in
-                machine.record.responseHeadHandler.take().map { handler in
-                    machine.bodyDelivered()
-                    return (handler: handler, head: head)
-                }
-            }
-        }
+        try counter.checkAnnounced(against: limit, for: request)
+        var pendingHead = taken
         func deliverHead() {
             if let pending = pendingHead.take() { pending.handler(pending.head) }
         }
@@ -153,9 +141,11 @@ struct StreamSink: ResponseSink {
                 throw error
             }
             guard let chunk = next else { break }
-            if let limit, counter.received > limit {
+            do throws(KiteError) {
+                try counter.checkReceived(against: limit, for: request)
+            } catch {
                 deliverHead()
-                throw Self.tooLarge(limit: limit, detail: "\(counter.received) bytes arrived", request: request)
+                throw error
             }
             let data = Data(buffer: chunk, byteTransferStrategy: .noCopy)
             let readers = request.machine.withLockedValue { machine in

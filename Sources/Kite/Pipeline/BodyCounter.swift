@@ -12,9 +12,15 @@ struct BodyCounter {
     /// Download rate limits to honour.
     var limiters: [RateLimiter] = []
 
+    /// Whether the head announces a body over `limit` bytes (`nil`: no limit).
+    func announcesMore(than limit: Int64?) -> Bool {
+        guard let limit, let total else { return false }
+        return total > limit
+    }
+
     /// Throws `responseTooLarge` when the head announces a body over `limit` bytes (`nil`: no limit).
     func checkAnnounced(against limit: Int64?, for request: BaseRequest) throws(KiteError) {
-        if let limit, let total = self.total, total > limit {
+        if let limit, let total, announcesMore(than: limit) {
             throw Self.tooLarge(limit: limit, detail: "Content-Length \(total)", request: request)
         }
     }

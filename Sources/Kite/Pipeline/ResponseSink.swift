@@ -113,11 +113,10 @@ struct StreamSink: ResponseSink {
         // One lock for both: the limit, and the head's handler unless the head announces too much (the handler
         // then gets the error).
         let head = outcome.response
-        let total = counter.total
         typealias PendingHead = (handler: @Sendable (HTTPResponse) -> Void, head: HTTPResponse)
         let (limit, taken) = request.machine.withLockedValue { machine -> (Int64?, PendingHead?) in
             let limit = machine.record.maximumResponseSize ?? nil
-            if let limit, let total, total > limit { return (limit, nil) }
+            if counter.announcesMore(than: limit) { return (limit, nil) }
             guard let head, let handler = machine.record.responseHeadHandler.take() else { return (limit, nil) }
             machine.bodyDelivered()
             return (limit, (handler: handler, head: head))

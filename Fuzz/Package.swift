@@ -7,7 +7,7 @@ import PackageDescription
 // The parsers under test are Kite's own sources (Sources/KiteUnderFuzz is a link to Sources/Kite), compiled here as
 // a module of their own with coverage and AddressSanitizer. Kite's dependencies are compiled as the library's build
 // compiles them, without instrumentation, so a build in the tests' build folder (`Fuzz/fuzz.sh build`, as CI does)
-// reuses them and compiles only the two modules below: minutes instead of a third build of async-http-client, NIO's
+// reuses them and compiles only the two modules below: minutes instead of another build of async-http-client, NIO's
 // TLS and two copies of BoringSSL. The price: coverage and AddressSanitizer stop at Kite's code (zlib, NIO and
 // Foundation were never under AddressSanitizer; libFuzzer's edges inside them are no longer counted).
 let instrumented: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]

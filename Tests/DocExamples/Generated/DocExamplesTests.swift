@@ -11,34 +11,34 @@ import Testing
         try await READMEExamples.line9()
     }
 
-    /// README.md:89
-    @Test func README_md_89() async throws {
+    /// README.md:91
+    @Test func README_md_91() async throws {
         try await DocServer.start()
-        try await READMEExamples.line89()
+        try await READMEExamples.line91()
     }
 
-    /// README.md:136
-    @Test func README_md_136() async throws {
+    /// README.md:138
+    @Test func README_md_138() async throws {
         try await DocServer.start()
-        try await READMEExamples.line136()
+        try await READMEExamples.line138()
     }
 
-    /// README.md:218
-    @Test func README_md_218() async throws {
+    /// README.md:220
+    @Test func README_md_220() async throws {
         try await DocServer.start()
-        try await READMEExamples.line218()
+        try await READMEExamples.line220()
     }
 
-    /// README.md:255
-    @Test func README_md_255() async throws {
+    /// README.md:257
+    @Test func README_md_257() async throws {
         try await DocServer.start()
-        try await READMEExamples.line255()
+        try await READMEExamples.line257()
     }
 
-    /// README.md:387
-    @Test func README_md_387() async throws {
+    /// README.md:389
+    @Test func README_md_389() async throws {
         try await DocServer.start()
-        try await READMEExamples.line387()
+        try await READMEExamples.line389()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

@@ -46,7 +46,8 @@ actor FaultServer {
     }
 
     private static var scriptURL: URL {
-        URL(fileURLWithPath: #filePath)
+        // The file itself, not a link to it (KiteOpenAPITests and TSan/Package.swift compile it through links).
+        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
             .deletingLastPathComponent()  // Support
             .deletingLastPathComponent()  // KiteTests
             .deletingLastPathComponent()  // Tests

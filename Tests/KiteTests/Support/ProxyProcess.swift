@@ -57,7 +57,8 @@ final class ProxyProcess: Sendable {
     }
 
     static var pproxyPath: String? {
-        let path = URL(fileURLWithPath: #filePath)
+        // The file itself, not a link to it (TSan/Package.swift compiles this folder through a link).
+        let path = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
             .deletingLastPathComponent()  // Support
             .deletingLastPathComponent()  // KiteTests
             .deletingLastPathComponent()  // Tests

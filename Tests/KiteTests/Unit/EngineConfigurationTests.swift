@@ -160,7 +160,7 @@ import X509
     /// DESIGN.md: files reach down the layers, never up. No engine file's code names a type declared at the top
     /// level of `Session/`, `Requests/`, `Pipeline/` or `Features/` (comments and string literals may).
     @Test func noEngineFileNamesATypeOfTheLayersAbove() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let sources = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("../../../Sources/Kite").standardizedFileURL
         func files(in folder: String) -> [URL] {
             let root = sources.appendingPathComponent(folder)

@@ -43,8 +43,10 @@ targets() {
 
 # The flags are in Fuzz/Package.swift, on Kite's sources and the targets only. (One flag, `-sanitize=fuzzer,address`:
 # swiftc keeps only the last of several `-sanitize=` flags.)
+# --disable-build-manifest-caching: the build folder is shared with other packages, and SwiftPM 6.3.1 can reuse the
+# cached plan of the package built last instead of planning this one (seen with TSan/, .ci/run says more).
 build() {
-    swift build --package-path Fuzz --scratch-path "$SCRATCH"
+    swift build --package-path Fuzz --scratch-path "$SCRATCH" --disable-build-manifest-caching
 }
 
 run() {

@@ -4,8 +4,11 @@ import PackageDescription
 // Kite's code and the tests that .ci/tsan-suites.txt runs, under ThreadSanitizer, kept apart as the fuzz targets are
 // (Fuzz/Package.swift). Build and run from the repository root in the tests' build folder, as .ci/run does:
 //
-//   swift build --package-path TSan --scratch-path .build --build-tests
+//   swift build --package-path TSan --scratch-path .build --build-tests --disable-build-manifest-caching
 //   swift test --package-path TSan --scratch-path .build --skip-build --no-parallel --filter SUITE
+//
+// (Without --disable-build-manifest-caching, SwiftPM can reuse the plan of the package the folder built last and
+// build none of this one; .ci/run says when that was seen.)
 //
 // The modules are links to Sources/ and Tests/, compiled here under names of their own (the build folder is shared)
 // with `-sanitize=thread`. The sources still say `import Kite`: `-module-alias Kite=KiteUnderTSan` points them at this

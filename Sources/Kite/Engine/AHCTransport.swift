@@ -16,6 +16,8 @@ final class AHCTransport: Transport {
     private let clients: EngineClients
     /// Where a stream's delegate runs (``ConnectionLoops``).
     private let connectionLoops: ConnectionLoops
+    /// Watches streamed request bodies for answers that come before them (``UploadWatch``).
+    let uploadWatches: UploadWatch.Registry
     /// Tells requests which connection served them, when the session collects connection metrics.
     let connectionProbe: ConnectionProbe?
     /// Runs the session's server trust evaluators, when it has a trust manager.
@@ -47,10 +49,13 @@ final class AHCTransport: Transport {
         let probe = configuration.collectsConnectionMetrics ? ConnectionProbe() : nil
         let loops = ConnectionLoops()
         self.connectionLoops = loops
+        let watches = UploadWatch.Registry()
+        self.uploadWatches = watches
         config.http1_1ConnectionDebugInitializer = { channel in
             channel.eventLoop.submit {
                 try Self.allowLargeReads(on: channel)
                 try loops.install(on: channel)
+                try watches.install(on: channel)
                 trust?.installHTTP1(on: channel)
                 probe?.installHTTP1(on: channel)
                 if let idleRead {
@@ -69,16 +74,16 @@ final class AHCTransport: Transport {
                 probe?.installHTTP2Connection(on: channel)
             }
         }
-        if probe != nil || trust != nil || idleRead != nil {
-            config.http2StreamChannelDebugInitializer = { stream in
-                stream.eventLoop.submit {
-                    trust?.installHTTP2Stream(on: stream)
-                    probe?.installHTTP2Stream(on: stream)
-                    if let idleRead {
-                        let operations = stream.pipeline.syncOperations
-                        let codec = try operations.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
-                        try operations.addHandler(IdleReadHandler(timeout: idleRead), position: .after(codec))
-                    }
+        // Every stream carries the upload watches' handler, which also removes their tag from the head.
+        config.http2StreamChannelDebugInitializer = { stream in
+            stream.eventLoop.submit {
+                try watches.install(onStream: stream)
+                trust?.installHTTP2Stream(on: stream)
+                probe?.installHTTP2Stream(on: stream)
+                if let idleRead {
+                    let operations = stream.pipeline.syncOperations
+                    let codec = try operations.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+                    try operations.addHandler(IdleReadHandler(timeout: idleRead), position: .after(codec))
                 }
             }
         }
@@ -110,7 +115,7 @@ final class AHCTransport: Transport {
     nonisolated(nonsending) func send(_ request: TransportRequest) async throws(KiteError) -> TransportResponse {
         if let setupError = self.configuration.setupError { throw setupError }
         var outgoing = try self.outgoing(for: request)
-        if case .gathered(let batched) = request.bodyDelivery, outgoing.pulled == nil {
+        if case .gathered(let batched) = request.bodyDelivery, outgoing.watch == nil {
             return try await self.sendGathered(request, outgoing, batched: batched)
         }
         let deadline = request.deadline ?? .distantFuture
@@ -121,7 +126,7 @@ final class AHCTransport: Transport {
             on: self.clients.direct,
             through: proxied,
             mayResend: request.body?.isReplayable ?? true,
-            pulled: outgoing.pulled,
+            watch: outgoing.watch,
             authority: authority,
             events: request.events
         ) { client in
@@ -142,9 +147,10 @@ final class AHCTransport: Transport {
         let scheme: String
         /// The authority as the head gives it: `nil` when it has none.
         let authority: String?
-        /// Whether the engine pulled any of a streamed body: only a body never pulled may be sent again.
-        /// Made for streamed bodies only, so a plain request pays no allocation for it.
-        let pulled: NIOLockedValueBox<Bool>?
+        /// A streamed body's watch: whether the engine pulled any of it (only a body never pulled may be sent
+        /// again), and whether the server answered before it was sent. Made for streamed bodies only, so a plain
+        /// request pays no allocation for it.
+        let watch: UploadWatch?
 
         /// Addresses the request to `proxy`, which takes it in absolute form (RFC 9112 §3.2.2): the engine
         /// connects to the proxy, ``AbsoluteFormWriter`` writes the origin from `Host` into the request line, and
@@ -181,7 +187,7 @@ final class AHCTransport: Transport {
         outgoing.headers =
             head.headerFields == self.configuration.defaultHeaderFields
             ? self.defaultHeaders : Self.headers(head.headerFields)
-        var pulled: NIOLockedValueBox<Bool>?
+        var watch: UploadWatch?
         switch request.body {
         case .none:
             break
@@ -190,14 +196,15 @@ final class AHCTransport: Transport {
         case .stream(let length, _, let makeChunks):
             // The engine iterates the body once per attempt (a 307/308 redirect sends it again):
             // each iteration asks the source for fresh chunks.
-            let streamPulled = NIOLockedValueBox(false)
-            pulled = streamPulled
+            let streamWatch = self.uploadWatches.makeWatch()
+            watch = streamWatch
+            outgoing.headers.add(name: UploadWatch.Registry.tagName, value: streamWatch.tag)
             let perAttempt = ByteChunks(makeNext: {
-                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup, pulled: streamPulled).next
+                PacedBody(makeChunks().makeAsyncIterator(), eventLoops: Self.eventLoopGroup, watch: streamWatch).next
             })
             outgoing.body = .stream(perAttempt, length: length.map { .known($0) } ?? .unknown)
         }
-        return Outgoing(request: outgoing, url: url, scheme: scheme, authority: head.authority, pulled: pulled)
+        return Outgoing(request: outgoing, url: url, scheme: scheme, authority: head.authority, watch: watch)
     }
 
     /// The response as the pipeline takes it, its body read through ``BodyReader``.
@@ -245,7 +252,7 @@ final class AHCTransport: Transport {
             on: self.clients.direct,
             through: proxied,
             mayResend: true,
-            pulled: nil,
+            watch: nil,
             authority: errorAuthority,
             events: request.events
         ) { client in
@@ -336,11 +343,13 @@ final class AHCTransport: Transport {
         on direct: HTTPClient,
         through proxied: ProxyClients.Proxied?,
         mayResend: Bool,
-        pulled: NIOLockedValueBox<Bool>?,
+        watch: UploadWatch?,
         authority: String?,
         events: (any TransportEvents)?,
         _ attempt: (HTTPClient) async throws -> Answer
     ) async throws(KiteError) -> Answer {
+        // The head was written by the time the answer's head arrived (or never will be): its handler took the watch.
+        defer { if let watch { self.uploadWatches.forget(watch) } }
         var resent = false
         while true {
             do {
@@ -350,7 +359,7 @@ final class AHCTransport: Transport {
                 // response) fails the first write with "I/O on closed channel": nothing of the request
                 // reached the server, so it is sent once more on a fresh connection, as curl and Go do.
                 // A request whose bytes may have been written is never sent again here.
-                if !resent, mayResend, Self.failedBeforeWriting(error), pulled?.withLockedValue({ $0 }) != true {
+                if !resent, mayResend, Self.failedBeforeWriting(error), watch?.wasPulled != true {
                     resent = true
                     events?.transportWillResend(
                         after: self.failure(from: error, through: proxied, authority: authority)
@@ -489,20 +498,20 @@ final class PacedBody {
     private var iterator: ByteChunks.AsyncIterator
     private let eventLoops: any EventLoopGroup
     private var bytesSinceBarrier = 0
-    /// Set once the engine asks for the first chunk.
-    private let pulled: NIOLockedValueBox<Bool>?
+    /// Told when the engine asks for the first chunk; says when the server answered before the body was sent.
+    private let watch: UploadWatch?
     private var markedPulled = false
 
-    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup, pulled: NIOLockedValueBox<Bool>? = nil) {
+    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup, watch: UploadWatch? = nil) {
         self.iterator = iterator
         self.eventLoops = eventLoops
-        self.pulled = pulled
+        self.watch = watch
     }
 
     func next() async throws -> ByteBuffer? {
         if !self.markedPulled {
             self.markedPulled = true
-            self.pulled?.withLockedValue { $0 = true }
+            self.watch?.markPulled()
         }
         if self.bytesSinceBarrier >= Self.aheadLimit {
             self.bytesSinceBarrier = 0
@@ -512,6 +521,8 @@ final class PacedBody {
             }
         }
         let chunk = try await self.iterator.next()
+        // No chunk after an answer of 300 or more: the engine would wait forever to write it (``UploadWatch``).
+        if chunk != nil, let watch = self.watch, await watch.answeredEarly() { throw UploadWatch.AnsweredEarly() }
         self.bytesSinceBarrier += chunk?.readableBytes ?? 0
         return chunk
     }

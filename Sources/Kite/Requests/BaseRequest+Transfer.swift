@@ -133,8 +133,9 @@ extension BaseRequest {
     ///
     /// What the engine is given holds the request only weakly, and the body's source and iterator live in the
     /// request's ``UploadFeed``. async-http-client 1.37 keeps the task that streams a body forever when an answer
-    /// of 300 or more ends the exchange before the body was sent (RELIABILITY.md); that task then keeps one chunk,
-    /// not the request, the body or an open file.
+    /// of 300 or more ends the exchange while it waits to write a chunk (RELIABILITY.md). ``UploadWatch`` keeps it
+    /// from waiting in all but a narrow race; a task that still does keeps one chunk, not the request, the body or
+    /// an open file.
     func observingUpload(_ body: TransportRequestBody) -> TransportRequestBody {
         guard case .stream(let length, let replayable, let makeChunks) = body else { return body }
         self.machine.withLockedValue { $0.record.uploadFeed = UploadFeed(makeChunks: makeChunks) }

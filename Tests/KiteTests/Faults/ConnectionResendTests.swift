@@ -36,6 +36,8 @@ import Testing
             pulled: Bool = false
         ) async -> (Result<Int, KiteError>, attempts: Int, reported: [KiteError.Code]) {
             let spy = Spy()
+            let watch = transport.uploadWatches.makeWatch()
+            if pulled { watch.markPulled() }
             let attempts = NIOLockedValueBox(0)
             let result: Result<Int, KiteError>
             do {
@@ -43,7 +45,7 @@ import Testing
                     on: client,
                     through: nil,
                     mayResend: mayResend,
-                    pulled: NIOLockedValueBox(pulled),
+                    watch: watch,
                     authority: "example.test",
                     events: spy
                 ) { _ in

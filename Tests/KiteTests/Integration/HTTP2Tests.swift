@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOSSL
 import Testing
 
@@ -24,6 +25,9 @@ import Testing
         }
         let upload = await session.upload(Data(count: 300_000), to: url).serializingString().response
         #expect(upload.value == expected, "\(String(describing: upload.error))")
+        // The tag that ties a streamed body to its watch (UploadWatch) never reaches the server.
+        let names = upload.response?.headerFields[HTTPField.Name("x-request-header-names")!] ?? ""
+        #expect(names.contains("content-length") && !names.contains("x-kite"), "\(names)")
         // A download takes the engine's other API (its body handed over in batches), over the same protocol.
         let download = await session.download(url).validate().serializingDownloadedFileURL().response
         let fileURL = try #require(download.value, "\(String(describing: download.error))")

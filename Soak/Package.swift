@@ -19,10 +19,13 @@ let package = Package(
         .executableTarget(
             name: "KiteSoak",
             dependencies: [
+                "CMallocInfo",
                 .product(name: "Kite", package: kite),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/KiteSoak"
-        )
+        ),
+        // glibc's mallinfo2, for the live heap beside resident memory.
+        .target(name: "CMallocInfo", path: "Sources/CMallocInfo"),
     ]
 )

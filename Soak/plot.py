@@ -14,6 +14,8 @@ def main():
         rows = list(csv.DictReader(f))
     minute = [int(r["minute"]) for r in rows]
     rss = [int(r["rss_kib"]) / 1024 for r in rows]
+    # The live heap (glibc's mallinfo2), in runs since 2026-11-29.
+    heap = [int(r["heap_kib"]) / 1024 for r in rows] if "heap_kib" in rows[0] else None
     fds = [int(r["fds"]) for r in rows]
     threads = [int(r["threads"]) for r in rows]
     operations = [int(r["operations"]) for r in rows]
@@ -30,8 +32,11 @@ def main():
             [("RSS (MiB)", rss), ("open fds", fds), ("threads", threads), ("operations / min", per_minute)])
         return
     fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
-    axes[0].plot(minute, rss, marker=".", color="tab:blue")
-    axes[0].set_ylabel("resident memory (MiB)")
+    axes[0].plot(minute, rss, marker=".", color="tab:blue", label="resident memory")
+    if heap:
+        axes[0].plot(minute, heap, marker=".", color="tab:purple", label="live heap (mallinfo2)")
+        axes[0].legend(loc="lower right")
+    axes[0].set_ylabel("MiB (quiet moment)")
     axes[0].set_ylim(0, max(rss) * 1.15)
     axes[1].plot(minute, fds, marker=".", color="tab:orange", label="open file descriptors")
     axes[1].plot(minute, threads, marker=".", color="tab:green", label="threads")

@@ -75,7 +75,7 @@ struct Row: Sendable {
 
     static let header =
         "minute,elapsed_s,rss_kib,fds,threads,cpu_s,operations,requests,responses,kite_errors,failures,retries,"
-        + "busy_rss_kib,busy_fds,busy_threads,stray_files"
+        + "busy_rss_kib,busy_fds,busy_threads,stray_files,heap_kib,heap_free_kib"
 
     var line: String {
         [
@@ -83,7 +83,7 @@ struct Row: Sendable {
             "\(self.quiet.threads)", String(format: "%.1f", self.quiet.cpuSeconds), "\(self.totals.operations)",
             "\(self.totals.requestsFinished)", "\(self.totals.responses)", "\(self.totals.kiteErrors)",
             "\(self.totals.failures)", "\(self.totals.retries)", "\(self.busy.rssKiB)", "\(self.busy.fds)",
-            "\(self.busy.threads)", "\(self.strayFiles)",
+            "\(self.busy.threads)", "\(self.strayFiles)", "\(self.quiet.heapKiB)", "\(self.quiet.heapFreeKiB)",
         ].joined(separator: ",")
     }
 }
@@ -125,10 +125,11 @@ struct KiteSoak {
             let mib = Double(row.quiet.rssKiB) / 1024
             say(
                 String(
-                    format: "minute %3ld  rss %7.1f MiB  fds %3ld  threads %3ld  cpu %6.1f s  operations %7ld  "
-                        + "requests %7ld  KiteErrors %6ld  failures %ld  stray files %ld",
+                    format: "minute %3ld  rss %7.1f MiB  heap %6.1f MiB  fds %3ld  threads %3ld  cpu %6.1f s  "
+                        + "operations %7ld  requests %7ld  KiteErrors %6ld  failures %ld  stray files %ld",
                     row.minute,
                     mib,
+                    Double(row.quiet.heapKiB) / 1024,
                     row.quiet.fds,
                     row.quiet.threads,
                     row.quiet.cpuSeconds,
@@ -335,6 +336,7 @@ struct KiteSoak {
         let last = rows.last!
         let window = rows.filter { $0.minute >= settings.warmup }
         let rssGrowth = last.quiet.rssKiB - warm.quiet.rssKiB
+        let heapGrowth = last.quiet.heapKiB - warm.quiet.heapKiB
         let fdGrowth = last.quiet.fds - warm.quiet.fds
         let rssRange = window.map(\.quiet.rssKiB).max()! - window.map(\.quiet.rssKiB).min()!
         let fdRange = window.map(\.quiet.fds).max()! - window.map(\.quiet.fds).min()!
@@ -351,6 +353,8 @@ struct KiteSoak {
             After warm-up (minute \(settings.warmup) to minute \(last.minute)):
               RSS growth \(rssGrowth) KiB (\(String(format: "%.2f", Double(rssGrowth) / 1024)) MiB; \
             limit < 8 MiB), max−min \(rssRange) KiB: \(memoryFlat ? "flat" : "NOT flat")
+              live heap growth \(heapGrowth) KiB (\(warm.quiet.heapKiB) → \(last.quiet.heapKiB) KiB in use; \
+            the allocator kept \(last.quiet.heapFreeKiB) KiB free at the end)
               fd growth \(fdGrowth) (limit 0), max−min \(fdRange): \(descriptorsFlat ? "flat" : "NOT flat")
               threads max−min \(threadRange); stray files at the end \(last.strayFiles)
             Before the sessions: rss \(beforeSessions.rssKiB) KiB, fds \(beforeSessions.fds), \

@@ -1,3 +1,4 @@
+import CMallocInfo
 import Foundation
 
 #if canImport(Glibc)
@@ -18,6 +19,11 @@ struct ProcessSample: Sendable {
     var threads: Int
     /// CPU time used so far (user and system), seconds.
     var cpuSeconds: Double
+    /// What the allocator has handed out and not had back (glibc's `mallinfo2`), KiB: the live heap, which resident
+    /// memory holds along with what the allocator keeps and the libraries' pages.
+    var heapKiB: Int
+    /// What the allocator keeps free inside its arenas, KiB.
+    var heapFreeKiB: Int
 
     /// A sample after the allocator gave back the free memory it can (`malloc_trim(0)`): resident memory then
     /// counts what is live, not what glibc keeps for later. (One hour's run without it grew 232 → 381 MiB in nine
@@ -38,11 +44,14 @@ struct ProcessSample: Sendable {
             return -1
         }
         let listed = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 0
+        let heap = kite_soak_heap()
         return ProcessSample(
             rssKiB: field("VmRSS"),
             fds: listed - 1,
             threads: field("Threads"),
-            cpuSeconds: Self.cpuSeconds()
+            cpuSeconds: Self.cpuSeconds(),
+            heapKiB: heap.inUse / 1024,
+            heapFreeKiB: heap.free / 1024
         )
     }
 

@@ -20,13 +20,8 @@ final class ConnectionProbe: Sendable {
     static let tagField = HTTPField.Name(tagName)!
 
     /// The records of requests in flight, by tag.
-    private let state = NIOLockedValueBox(State())
-
-    private struct State {
-        var nextTag: UInt64 = 0
-        var nextConnection = 0
-        var records: [UInt64: Record] = [:]
-    }
+    private let records = TagRegistry<Record>()
+    private let connections = NIOLockedValueBox(0)
 
     /// What one request learns about its connection; written on the connection's event loop, read after the
     /// response head arrives (the lock orders the two).
@@ -49,32 +44,25 @@ final class ConnectionProbe: Sendable {
 
     /// A registered record for an exchange about to be sent, with its tag.
     func makeRecord() -> Record {
-        self.state.withLockedValue { state in
-            state.nextTag &+= 1
-            let record = Record(tag: String(state.nextTag))
-            state.records[state.nextTag] = record
-            return record
-        }
+        self.records.register { Record(tag: $0) }
     }
 
     /// Forgets a record once a later exchange replaced it or the request is over.
     func unregister(_ record: Record) {
-        guard let tag = UInt64(record.tag) else { return }
-        _ = self.state.withLockedValue { $0.records.removeValue(forKey: tag) }
+        self.records.remove(record.tag)
     }
 
     /// How many records are registered (for tests: none once requests are over).
-    var registeredCount: Int { self.state.withLockedValue { $0.records.count } }
+    var registeredCount: Int { self.records.count }
 
     fileprivate func record(for tag: String) -> Record? {
-        guard let tag = UInt64(tag) else { return nil }
-        return self.state.withLockedValue { $0.records[tag] }
+        self.records.value(for: tag)
     }
 
     fileprivate func nextConnectionID() -> Int {
-        self.state.withLockedValue {
-            $0.nextConnection += 1
-            return $0.nextConnection
+        self.connections.withLockedValue {
+            $0 += 1
+            return $0
         }
     }
 

@@ -76,35 +76,23 @@ final class UploadWatch: Sendable {
         /// The header that carries an exchange's tag to the connection's handler, which removes it.
         static let tagName = "X-Kite-Upload-Watch"
 
-        private let state = NIOLockedValueBox(State())
-
-        private struct State {
-            var nextTag: UInt64 = 0
-            var watches: [UInt64: UploadWatch] = [:]
-        }
+        private let watches = TagRegistry<UploadWatch>()
 
         /// A watch for an exchange about to be sent; its tag goes in the request head.
         func makeWatch() -> UploadWatch {
-            self.state.withLockedValue { state in
-                state.nextTag &+= 1
-                let watch = UploadWatch(tag: String(state.nextTag))
-                state.watches[state.nextTag] = watch
-                return watch
-            }
+            self.watches.register { UploadWatch(tag: $0) }
         }
 
         /// Forgets `watch` (its head was never written: the handler forgets the others).
         func forget(_ watch: UploadWatch) {
-            guard let tag = UInt64(watch.tag) else { return }
-            _ = self.state.withLockedValue { $0.watches.removeValue(forKey: tag) }
+            self.watches.remove(watch.tag)
         }
 
         /// How many watches wait for their head to be written (for tests: none once requests are over).
-        var registeredCount: Int { self.state.withLockedValue { $0.watches.count } }
+        var registeredCount: Int { self.watches.count }
 
         fileprivate func take(_ tag: String) -> UploadWatch? {
-            guard let tag = UInt64(tag) else { return nil }
-            return self.state.withLockedValue { $0.watches.removeValue(forKey: tag) }
+            self.watches.remove(tag)
         }
 
         /// Adds the handler to an HTTP/1 connection, after its response decoder (so it sees each response part

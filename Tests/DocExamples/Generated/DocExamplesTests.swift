@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:220
-    @Test func README_md_220() async throws {
+    /// README.md:226
+    @Test func README_md_226() async throws {
         try await DocServer.start()
-        try await READMEExamples.line220()
+        try await READMEExamples.line226()
     }
 
-    /// README.md:257
-    @Test func README_md_257() async throws {
+    /// README.md:263
+    @Test func README_md_263() async throws {
         try await DocServer.start()
-        try await READMEExamples.line257()
+        try await READMEExamples.line263()
     }
 
-    /// README.md:389
-    @Test func README_md_389() async throws {
+    /// README.md:395
+    @Test func README_md_395() async throws {
         try await DocServer.start()
-        try await READMEExamples.line389()
+        try await READMEExamples.line395()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

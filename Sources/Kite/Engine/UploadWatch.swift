@@ -10,8 +10,7 @@ import NIOHTTP2
 /// body is then waiting to write a chunk when the answer ends, nothing ever resumes it: the task, its transaction and
 /// its connection stay for the life of the process (RELIABILITY.md, "an upload answered early"). That task waits
 /// only when it is handed a chunk after the answer's head. So a handler on every connection and HTTP/2 stream
-/// (``Registry``)
-/// marks the body's watch when such a head arrives, before the engine sees the head, and the body (``PacedBody``)
+/// (``Registry``) marks the body's watch when such a head arrives, before the engine sees the head, and the body (``PacedBody``)
 /// hands over no chunk after the mark: it waits until the engine has taken the answer's end, then fails, which ends
 /// the engine's task (the exchange is over by then, so the failure reaches nobody). A chunk handed over just before
 /// the mark, or a task already waiting on a connection that had stopped taking writes, is still kept.
@@ -135,7 +134,7 @@ final class UploadWatch: Sendable {
             case .head(var head):
                 guard let tag = head.headers.first(name: Registry.tagName) else { break }
                 head.headers.remove(name: Registry.tagName)
-                self.finishCurrent()
+                self.finishCurrent(context)
                 self.current = self.registry.take(tag)
                 self.bodySent = false
                 context.write(self.wrapOutboundOut(.head(head)), promise: promise)
@@ -166,23 +165,27 @@ final class UploadWatch: Sendable {
                 if self.interim {
                     self.interim = false
                 } else {
-                    self.finishCurrent()
+                    self.finishCurrent(context)
                 }
             }
         }
 
         func channelInactive(context: ChannelHandlerContext) {
             context.fireChannelInactive()
-            self.finishCurrent()
+            self.finishCurrent(context)
         }
 
         func handlerRemoved(context: ChannelHandlerContext) {
-            self.finishCurrent()
+            self.finishCurrent(context)
         }
 
-        private func finishCurrent() {
-            self.current?.markAnswerOver()
+        /// Tells the current watch its answer is over, in a later turn of the event loop: the engine's handler closes
+        /// the connection (and this handler hears `channelInactive`) before it hands the answer's end to the
+        /// exchange, in the same turn. A body told at once could fail the exchange while its response still streams.
+        private func finishCurrent(_ context: ChannelHandlerContext) {
+            guard let current = self.current else { return }
             self.current = nil
+            context.eventLoop.execute { current.markAnswerOver() }
         }
     }
 }

@@ -233,7 +233,11 @@ struct KiteSoak {
                 try? await Task.sleep(for: .seconds(1))
                 quiet = ProcessSample.trimmed()
             }
-            lastDescriptors = ProcessSample.descriptorTargets()
+            lastDescriptors = ProcessSample.descriptorTargets(ports: peers.ports)
+            if quiet.fds > fewest {
+                let open = lastDescriptors.filter { $0.hasPrefix("tcp ") || $0 == "socket" }
+                say("minute \(minute): \(quiet.fds) descriptors, more than the fewest (\(fewest)); sockets: \(open)")
+            }
             if minute == settings.warmup { warmDescriptors = lastDescriptors }
             record(
                 Row(
@@ -286,7 +290,7 @@ struct KiteSoak {
         say(
             "Descriptors at the last sample and not at the warm-up's: \(descriptorChange); the other way: \(descriptorsGone)"
         )
-        say("Descriptors after the sessions shut down: \(ProcessSample.descriptorTargets())")
+        say("Descriptors after the sessions shut down: \(ProcessSample.descriptorTargets(ports: peers.ports))")
 
         return Self.report(
             settings: settings,

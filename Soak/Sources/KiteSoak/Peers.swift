@@ -23,6 +23,17 @@ struct Peers: Sendable {
     /// Where downloads and upload sources go; empty whenever no operation runs.
     let workDirectory: URL
 
+    /// The peers by port, to name the far end of a socket.
+    var ports: [Int: String] {
+        var ports = [self.proxyPort: "tinyproxy"]
+        for (name, url) in [
+            ("httpbin", self.httpbin), ("nginx", self.nginx), ("nginx-tls", self.nginxTLS), ("fault", self.fault),
+        ] {
+            if let port = URLComponents(string: url)?.port { ports[port] = name }
+        }
+        return ports
+    }
+
     /// The body of nginx's /small.txt (soak.sh writes the same).
     static let smallText = "kite soak: a small file served by nginx\n"
 

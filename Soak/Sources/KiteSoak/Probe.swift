@@ -55,15 +55,41 @@ struct ProcessSample: Sendable {
         )
     }
 
-    /// What each open descriptor points at (sockets and anonymous inodes by kind, without their numbers).
-    static func descriptorTargets() -> [String] {
+    /// What each open descriptor points at: anonymous inodes and files by name, a TCP socket as
+    /// `tcp <peer> <state>` (the peer named by `ports`, a port number otherwise), any other socket as `socket`.
+    static func descriptorTargets(ports: [Int: String] = [:]) -> [String] {
+        let sockets = Self.tcpSockets()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return names.compactMap { name in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")
             else { return nil }
-            return target.hasPrefix("socket:") ? "socket" : target
+            guard target.hasPrefix("socket:[") else { return target }
+            let inode = String(target.dropFirst("socket:[".count).dropLast())
+            guard let socket = sockets[inode] else { return "socket" }
+            return "tcp \(ports[socket.port] ?? "port \(socket.port)") \(socket.state)"
         }
         .sorted()
+    }
+
+    /// The TCP sockets of the process's network namespace by inode: the remote port and the state (/proc/net/tcp
+    /// and tcp6: `sl local rem st … inode`, ports in hexadecimal).
+    private static func tcpSockets() -> [String: (port: Int, state: String)] {
+        let states = [
+            "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
+            "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+        ]
+        var sockets: [String: (port: Int, state: String)] = [:]
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, let colon = fields[2].lastIndex(of: ":"),
+                    let port = Int(fields[2][fields[2].index(after: colon)...], radix: 16)
+                else { continue }
+                sockets[String(fields[9])] = (port, states[String(fields[3])] ?? String(fields[3]))
+            }
+        }
+        return sockets
     }
 
     /// utime + stime from /proc/self/stat (fields 14 and 15, after the parenthesised name).

@@ -8,7 +8,7 @@
 # Writes Soak/Results/soak-<MINUTES>min.csv (one line a minute), outcomes-<MINUTES>min.csv (per operation and
 # outcome), soak-<MINUTES>min.log (the run's output) and soak-<MINUTES>min.png (the curve). Exits with the
 # harness's status: 0 when, after the warm-up, memory grew less than 8 MiB and descriptors did not grow, and
-# every operation ended with a response or a KiteError.
+# every operation ended with a response or a KiteError. SOAK_NAME=LABEL names the files soak-LABEL.* instead.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,8 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then warmup=$1; shift; fi
 if [ "${1:-}" = "--" ]; then shift; fi
 if [ -z "$warmup" ]; then if [ "$minutes" -gt 10 ]; then warmup=10; else warmup=1; fi; fi
 results="$root/Soak/Results"
-name="soak-${minutes}min"
+label=${SOAK_NAME:-${minutes}min}
+name="soak-$label"
 mkdir -p "$results"
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -208,7 +209,7 @@ export SOAK_KITE_REVISION="$revision"
 # shellcheck disable=SC2206
 wrapper=(${SOAK_WRAPPER:-})
 command=("${wrapper[@]}" "$soak" --minutes "$minutes" --warmup "$warmup" --csv "$results/$name.csv" \
-    --outcomes "$results/outcomes-${minutes}min.csv" "$@")
+    --outcomes "$results/outcomes-$label.csv" "$@")
 log "running: ${command[*]}"
 set +e
 "${command[@]}" 2>&1 | tee "$results/$name.log"
@@ -217,5 +218,5 @@ set -e
 
 # 9. The curve.
 "$root/.venv/bin/python" "$root/Soak/plot.py" "$results/$name.csv" "$warmup" "$results/$name" || true
-log "results in $results ($name.csv, $name.log, outcomes-${minutes}min.csv, the plot); exit status $status"
+log "results in $results ($name.csv, $name.log, outcomes-$label.csv, the plot); exit status $status"
 exit "$status"

@@ -80,7 +80,10 @@ struct ProcessSample: Sendable {
         ]
         var sockets: [String: (port: Int, state: String)] = [:]
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            // Read to the end: the kernel hands these tables over a page at a time, and a single read
+            // (`String(contentsOfFile:)`) stops after the first page.
+            let data = (try? FileHandle(forReadingAtPath: table)?.readToEnd()) ?? nil
+            let text = String(decoding: data ?? Data(), as: UTF8.self)
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, let colon = fields[2].lastIndex(of: ":"),

@@ -74,7 +74,9 @@ enum PresentedChain {
         typealias InboundIn = HTTPClientResponsePart
 
         let opened: EventLoopPromise<Void>
-        private var removable: [any RemovableChannelHandler] = []
+        /// The proxy's handlers, removed with this one once the tunnel is open. Not this handler itself: an array
+        /// of its own that held it was a reference cycle, and every tunnel stayed in memory with its handlers.
+        private var proxyHandlers: [any RemovableChannelHandler] = []
         private var accepted = false
 
         init(
@@ -93,14 +95,14 @@ enum PresentedChain {
                 let socks = SOCKSClientHandler(targetAddress: .domain(host, port: port))
                 try operations.addHandler(socks)
                 try operations.addHandler(self)
-                self.removable = [socks, self]
+                self.proxyHandlers = [socks]
             case .http:
                 let encoder = HTTPRequestEncoder()
                 let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes))
                 try operations.addHandler(encoder)
                 try operations.addHandler(decoder)
                 try operations.addHandler(self)
-                self.removable = [self, decoder, encoder]
+                self.proxyHandlers = [decoder, encoder]
                 let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
                 var headers = HTTPHeaders([("Host", authority)])
                 if let authorization = proxy.authorization {
@@ -132,7 +134,8 @@ enum PresentedChain {
         /// Removes the proxy's handlers, then opens the way: the TLS handler's bytes must not meet them.
         private func open(_ context: ChannelHandlerContext) {
             let operations = context.pipeline.syncOperations
-            let removed = self.removable.map { operations.removeHandler($0) }
+            let removed = ([self] + self.proxyHandlers).map { operations.removeHandler($0) }
+            self.proxyHandlers = []
             EventLoopFuture.andAllSucceed(removed, on: context.eventLoop).cascade(to: self.opened)
         }
 

@@ -82,7 +82,7 @@ final class NetworkNamespace: Sendable {
                 }
             }
             do {
-                try process.run()
+                try process.runAndReap()
             } catch {
                 continuation.resume(throwing: error)
             }

@@ -62,7 +62,7 @@ actor FaultServer {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try process.runAndReap()
         // The first line is `PORT <n>`; read it byte by byte (bounded) so nothing more is consumed.
         var line = Data()
         let handle = output.fileHandleForReading

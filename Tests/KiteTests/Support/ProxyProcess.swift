@@ -175,7 +175,7 @@ final class ProxyProcess: Sendable {
         process.standardError = pipe
         process.standardInput = FileHandle.nullDevice
         let output = OutputLines(pipe.fileHandleForReading)
-        try process.run()
+        try process.runAndReap()
         self.port = port
         self.process = ProcessBox(process: process, directory: directory)
         self.output = output

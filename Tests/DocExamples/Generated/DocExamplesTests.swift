@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:226
-    @Test func README_md_226() async throws {
+    /// README.md:231
+    @Test func README_md_231() async throws {
         try await DocServer.start()
-        try await READMEExamples.line226()
+        try await READMEExamples.line231()
     }
 
-    /// README.md:263
-    @Test func README_md_263() async throws {
+    /// README.md:268
+    @Test func README_md_268() async throws {
         try await DocServer.start()
-        try await READMEExamples.line263()
+        try await READMEExamples.line268()
     }
 
-    /// README.md:395
-    @Test func README_md_395() async throws {
+    /// README.md:400
+    @Test func README_md_400() async throws {
         try await DocServer.start()
-        try await READMEExamples.line395()
+        try await READMEExamples.line400()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

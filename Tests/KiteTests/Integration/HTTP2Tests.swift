@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import KiteTestServer
 import NIOSSL
 import Testing
 
@@ -81,5 +82,58 @@ extension HTTP2TestServer {
                 tlsConfiguration: self.trustingConfiguration
             )
         )
+    }
+}
+
+/// Downloads over HTTP/2 cancelled at any point of their body: an open finding (RELIABILITY.md, "Open findings"),
+/// so this runs only with `KITE_REPRO_H2_CANCEL=1`. It failed in 1 of 3 to 4 runs on 2026-11-29: the request after
+/// the cancelled downloads got nothing on the shared connection until its idle-read timeout (60 s), while no
+/// `BatchedBody` of Kite's was left alive.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["KITE_REPRO_H2_CANCEL"] == "1"))
+struct HTTP2CancelledDownloadTests {
+    @Test(.timeLimit(.minutes(2))) func aCancelledDownloadLetsItsStreamGo() async throws {
+        let authority = try TestCertificateAuthority()
+        let server = try await KiteTestServer.start(
+            host: "127.0.0.1",
+            port: 0,
+            tls: KiteTestServer.TLSOptions(authority: authority, certificate: .leaf)
+        )
+        var configuration = Session.Configuration()
+        configuration.tls.trustRoots = .certificates([authority.root.certificate])
+        let session = Session(configuration: configuration)
+        let url = "\(server.baseURL)/bytes/\(4 << 20)"
+        // Twelve at a time, as the soak's workers: their streams share one connection.
+        let cancelled = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    var cancelled = 0
+                    for _ in 0..<8 {
+                        let request = session.download(url)
+                        request.validate()
+                        let canceller = Task {
+                            try await Task.sleep(for: .milliseconds(Int.random(in: 5...300)))
+                            request.cancel(producingResumeData: true)
+                        }
+                        let response = await request.serializingDownloadedFileURL().response
+                        _ = try? await canceller.value
+                        if let file = response.value { try? FileManager.default.removeItem(at: file) }
+                        if let resumeData = response.resumeData {
+                            let resumed = await session.download(resumingWith: resumeData)
+                                .serializingDownloadedFileURL()
+                                .response
+                            if let file = resumed.value { try? FileManager.default.removeItem(at: file) }
+                        }
+                        if response.error?.code == .cancelled { cancelled += 1 }
+                    }
+                    return cancelled
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(cancelled > 24, "only \(cancelled) of 96 downloads were cancelled")
+        let probe = await session.request("\(server.baseURL)/get").validate().serializingData().response
+        #expect(probe.error == nil, "\(String(describing: probe.error))")
+        try await session.shutdown()
+        try await server.shutdown()
     }
 }

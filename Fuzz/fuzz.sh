@@ -36,6 +36,15 @@ options() {
     esac
 }
 
+# decompression: LeakSanitizer's check at exit too (libFuzzer's -detect_leaks=0 turns off only its check after each
+# input); CI's check once failed on the same open finding there (282 bytes in 2 allocations, 2026-11-29).
+asan_options() {
+    case "$1" in
+    decompression) echo "detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
+    *) echo "${ASAN_OPTIONS:-}" ;;
+    esac
+}
+
 targets() {
     sed -n '/^enum FuzzTarget/,/^    static let selected/p' Fuzz/Sources/KiteFuzz/FuzzTarget.swift |
         sed -n 's/^    case \([A-Za-z0-9]*\)$/\1/p'
@@ -53,15 +62,16 @@ run() {
     local target=$1 seconds=$2 runs=${3:--1}
     mkdir -p "Fuzz/Corpus/$target" Fuzz/Findings
     # shellcheck disable=SC2046
-    KITE_FUZZ_TARGET=$target "$BIN" "Fuzz/Corpus/$target" $(options "$target" run) -max_total_time="$seconds" \
-        -runs="$runs" -artifact_prefix="Fuzz/Findings/$target-"
+    ASAN_OPTIONS=$(asan_options "$target") KITE_FUZZ_TARGET=$target "$BIN" "Fuzz/Corpus/$target" \
+        $(options "$target" run) -max_total_time="$seconds" -runs="$runs" -artifact_prefix="Fuzz/Findings/$target-"
 }
 
 check_one() {
     local target=$1 seconds=$2 scratch=$3
     mkdir -p "$scratch/$target"
     # shellcheck disable=SC2046
-    if KITE_FUZZ_TARGET=$target "$BIN" "$scratch/$target" "Fuzz/Corpus/$target" $(options "$target" check) \
+    if ASAN_OPTIONS=$(asan_options "$target") KITE_FUZZ_TARGET=$target "$BIN" "$scratch/$target" \
+        "Fuzz/Corpus/$target" $(options "$target" check) \
         -max_total_time="$seconds" -artifact_prefix="Fuzz/Findings/$target-" >"$scratch/$target.log" 2>&1; then
         if grep -q "Is the code instrumented for coverage" "$scratch/$target.log"; then
             echo "fuzz $target: FAILED: the parsers are not instrumented for coverage"

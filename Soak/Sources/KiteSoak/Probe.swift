@@ -57,7 +57,7 @@ struct ProcessSample: Sendable {
 
     /// What each open descriptor points at: anonymous inodes and files by name, a TCP socket as
     /// `tcp <peer> <state>` (the peer named by `ports`, a port number otherwise), any other socket as `socket`.
-    static func descriptorTargets(ports: [Int: String] = [:]) -> [String] {
+    static func descriptorTargets(ports: [Int: String]) -> [String] {
         let sockets = Self.tcpSockets()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return names.compactMap { name in

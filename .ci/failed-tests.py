@@ -9,6 +9,8 @@ too fails CI.
 
 A test with a display name is found by its function: the nearest `func name(` above the line that recorded the issue
 (below it when that line is the `@Test` attribute, where a thrown error is recorded).
+A test with a display name is found first by its `@Test("name"` attribute in any test file (file names repeat
+across targets: there are two LifecycleTests.swift).
 Prints nothing when no test recorded an issue (a build failure, a crash), so the caller fails.
 """
 
@@ -41,6 +43,23 @@ def function_above(file_name: str, line: int) -> str | None:
     return None
 
 
+def function_named(display: str) -> str | None:
+    """The function under `@Test("display"`, in whichever test file declares it (file names repeat across targets:
+    two LifecycleTests.swift, so the file in the log line does not always name one file)."""
+    attribute = '@Test("' + display.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    for path in sorted(Path("Tests").rglob("*.swift")):
+        if path.is_symlink():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for index, text in enumerate(lines):
+            if attribute in text:
+                for following in lines[index:]:
+                    found = FUNC.search(following)
+                    if found:
+                        return found.group(1)
+    return None
+
+
 def main() -> None:
     names: list[str] = []
     text = Path(sys.argv[1]).read_text(encoding="utf-8", errors="replace")
@@ -49,7 +68,13 @@ def main() -> None:
         if not issue:
             continue
         identifier = IDENTIFIER.match(issue.group("name"))
-        name = identifier.group(1) if identifier else function_above(issue.group("file"), int(issue.group("line")))
+        display = issue.group("name")
+        if identifier:
+            name = identifier.group(1)
+        elif display.startswith('"') and display.endswith('"'):
+            name = function_named(display[1:-1]) or function_above(issue.group("file"), int(issue.group("line")))
+        else:
+            name = function_above(issue.group("file"), int(issue.group("line")))
         if name is None:
             print(f"failed-tests: cannot name the test of {raw!r}", file=sys.stderr)
             sys.exit(1)

@@ -131,13 +131,14 @@ import Testing
         #expect(destination.standardizedFileURL.path == destination.path)
     }
 
-    @Test func randomNamesAreAlwaysSafe() {
+    @Test func randomNamesAreAlwaysSafe() async {
         var random = SplitMix64(seed: 2024)
         let alphabet: [Unicode.Scalar] = [
             ".", ".", "/", "\\", " ", "a", "C", "O", "N", "%", "2", "e", "f", "\u{0}", "\r", "\n", "\u{301}", "é",
             "😀", "\u{200D}", "\u{202E}", "\u{3000}", "\u{FEFF}", ":",
         ]
-        for _ in 0..<3000 {
+        for iteration in 0..<3000 {
+            await yieldNowAndThen(iteration)
             let length = Int(random.next() % 320)
             var scalars = String.UnicodeScalarView()
             for _ in 0..<length {

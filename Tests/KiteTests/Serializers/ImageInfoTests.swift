@@ -63,13 +63,14 @@ import Testing
     }
 
     @Test(arguments: ImageFixtures.all)
-    func randomByteMutationsParseOrThrow(fixture: ImageFixture) {
+    func randomByteMutationsParseOrThrow(fixture: ImageFixture) async {
         // FNV-1a of the name, so each fixture has its own sequence and every run the same one.
         let seed = fixture.name.utf8.reduce(0xCBF2_9CE4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
         var random = SplitMix64(seed: seed)
         var parsed = 0
         var failed = 0
-        for _ in 0..<2_000 {
+        for iteration in 0..<2_000 {
+            await yieldNowAndThen(iteration, every: 100)
             var bytes = fixture.bytes
             // Mostly the header and just past it, where the parser reads; sometimes anywhere.
             let region = Bool.random(using: &random) ? min(bytes.count, fixture.headerEnd + 16) : bytes.count

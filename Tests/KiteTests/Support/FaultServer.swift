@@ -24,7 +24,7 @@ actor FaultServer {
 
     /// The base URL without a trailing slash, such as `http://127.0.0.1:54321`.
     func baseURL() async throws -> String {
-        let starting = self.starting ?? Task { try Self.start() }
+        let starting = self.starting ?? Task { try await Self.startOffThePool() }
         self.starting = starting
         let started = try await starting.value
         self.port = started.port
@@ -52,6 +52,16 @@ actor FaultServer {
             .deletingLastPathComponent()  // KiteTests
             .deletingLastPathComponent()  // Tests
             .appendingPathComponent("FaultServer/fault_server.py")
+    }
+
+    /// Runs ``start()`` on a thread of its own. It waits for the server's first line with blocking reads, and python
+    /// takes seconds to start on a loaded machine: on the cooperative pool, the shared server's start and a test's
+    /// own held both of its threads (two on CI), and every other test stood still, its timeouts reported 10–60 s
+    /// late (a stack dump of a parallel run, 2026-11-29).
+    private static func startOffThePool() async throws -> Started {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try Self.start() }) }
+        }
     }
 
     private static func start() throws -> Started {

@@ -71,6 +71,11 @@ final class AHCTransport: Transport {
         config.http2ConnectionDebugInitializer = { channel in
             channel.eventLoop.submit {
                 try Self.allowLargeReads(on: channel)
+                let operations = channel.pipeline.syncOperations
+                try operations.addHandler(
+                    HTTP2ConnectionErrorHandler(),
+                    position: .after(try operations.handler(type: NIOHTTP2Handler.self))
+                )
                 probe?.installHTTP2Connection(on: channel)
             }
         }

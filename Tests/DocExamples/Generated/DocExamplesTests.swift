@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:231
-    @Test func README_md_231() async throws {
+    /// README.md:232
+    @Test func README_md_232() async throws {
         try await DocServer.start()
-        try await READMEExamples.line231()
+        try await READMEExamples.line232()
     }
 
-    /// README.md:268
-    @Test func README_md_268() async throws {
+    /// README.md:269
+    @Test func README_md_269() async throws {
         try await DocServer.start()
-        try await READMEExamples.line268()
+        try await READMEExamples.line269()
     }
 
-    /// README.md:400
-    @Test func README_md_400() async throws {
+    /// README.md:401
+    @Test func README_md_401() async throws {
         try await DocServer.start()
-        try await READMEExamples.line400()
+        try await READMEExamples.line401()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

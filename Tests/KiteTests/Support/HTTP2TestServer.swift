@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -8,12 +9,23 @@ import NIOSSL
 /// An HTTPS server on 127.0.0.1 that offers HTTP/2 and HTTP/1.1 through ALPN and answers every
 /// request with the protocol it was served over (`h2` or `http/1.1`), with a certificate made for
 /// the test that ``trustingConfiguration`` trusts. `/stall` answers with a head that promises 100 bytes, sends 10
-/// and then nothing more, leaving the connection open.
+/// and then nothing more, leaving the connection open. `/hold` waits (``heldRequests`` tells when one does) until
+/// a `/stray` on its connection has been answered; `/stray` answers, then writes a DATA frame for its ended stream
+/// around its HTTP/2 handler (a frame for a closed stream, as a server still sending a cancelled download does),
+/// and in the same flush the answers of the held requests.
 final class HTTP2TestServer: Sendable {
     let port: Int
     /// A client TLS configuration that trusts this server's certificate (and nothing else).
     let trustingConfiguration: TLSConfiguration
     private let channel: any Channel
+    /// One element for each `/hold` request that waits.
+    let heldRequests: AsyncStream<Void>
+    /// One element for each connection the client closed (or lost), after it was accepted.
+    let closedConnections: AsyncStream<Void>
+    private let accepted = NIOLockedValueBox(0)
+
+    /// The connections accepted so far.
+    var acceptedConnections: Int { self.accepted.withLockedValue { $0 } }
 
     init() async throws {
         let (sslCertificate, key) = try TestCertificate.selfSigned(commonName: "Kite HTTP/2 test server")
@@ -26,20 +38,28 @@ final class HTTP2TestServer: Sendable {
         var client = TLSConfiguration.makeClientConfiguration()
         client.trustRoots = .certificates([sslCertificate])
         self.trustingConfiguration = client
+        let (heldRequests, held) = AsyncStream.makeStream(of: Void.self)
+        self.heldRequests = heldRequests
+        let (closedConnections, closed) = AsyncStream.makeStream(of: Void.self)
+        self.closedConnections = closedConnections
+        let accepted = self.accepted
         self.channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                accepted.withLockedValue { $0 += 1 }
+                channel.closeFuture.whenComplete { _ in closed.yield() }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                 }.flatMap {
                     channel.configureHTTP2SecureUpgrade(
                         h2ChannelConfigurator: { channel in
-                            channel.configureHTTP2Pipeline(
+                            let connection = NIOLoopBound(HeldAnswers(held: held), eventLoop: channel.eventLoop)
+                            return channel.configureHTTP2Pipeline(
                                 mode: .server,
                                 inboundStreamInitializer: { stream in
                                     stream.eventLoop.makeCompletedFuture {
                                         try stream.pipeline.syncOperations.addHandlers([
                                             HTTP2FramePayloadToHTTP1ServerCodec(),
-                                            ProtocolEchoHandler(protocolName: "h2"),
+                                            ProtocolEchoHandler(protocolName: "h2", connection: connection.value),
                                         ])
                                     }
                                 }
@@ -66,29 +86,60 @@ final class HTTP2TestServer: Sendable {
     }
 }
 
-/// Answers each request with the name of the protocol it came over (`/stall`: see ``HTTP2TestServer``).
+/// The `/hold` requests of one HTTP/2 connection that wait for a `/stray`, on its event loop.
+private final class HeldAnswers {
+    let held: AsyncStream<Void>.Continuation
+    var answers: [() -> Void] = []
+
+    init(held: AsyncStream<Void>.Continuation) {
+        self.held = held
+    }
+}
+
+/// Answers each request with the name of the protocol it came over (`/stall`, `/hold`, `/stray`: see
+/// ``HTTP2TestServer``).
 private final class ProtocolEchoHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let protocolName: String
+    private let connection: HeldAnswers?
 
-    init(protocolName: String) {
+    init(protocolName: String, connection: HeldAnswers? = nil) {
         self.protocolName = protocolName
+        self.connection = connection
     }
 
     /// The request's header names, sent back in `x-request-header-names`.
     private var requestHeaderNames = ""
-    private var stalls = false
+    private var uri = ""
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = self.unwrapInboundIn(data)
         if case .head(let head) = part {
             self.requestHeaderNames = head.headers.map { $0.name.lowercased() }.joined(separator: ",")
-            self.stalls = head.uri == "/stall"
+            self.uri = head.uri
         }
         guard case .end = part else { return }
-        if self.stalls {
+        if let connection, self.uri == "/hold" {
+            connection.answers.append { self.answer(context: context) }
+            connection.held.yield()
+            return
+        }
+        if let connection, self.uri == "/stray", let parent = context.channel.parent {
+            // The stream's ID is read first: once the answer has ended, its channel is closed.
+            context.channel.getOption(HTTP2StreamChannelOptions.streamID).assumeIsolated().whenSuccess { streamID in
+                self.answer(context: context).assumeIsolated().whenSuccess {
+                    Self.writeStrayFrame(for: streamID, on: parent)
+                    let held = connection.answers
+                    connection.answers = []
+                    for answer in held { answer() }
+                    parent.flush()
+                }
+            }
+            return
+        }
+        if self.uri == "/stall" {
             let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "100"])
             context.write(self.wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(
@@ -97,6 +148,12 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
             )
             return
         }
+        self.answer(context: context)
+    }
+
+    /// Sends the answer: the protocol's name.
+    @discardableResult
+    private func answer(context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         let body = ByteBuffer(string: self.protocolName)
         var headers = HTTPHeaders()
         headers.add(name: "x-request-header-names", value: self.requestHeaderNames)
@@ -107,6 +164,18 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
             promise: nil
         )
         context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+        return context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+    }
+
+    /// Writes a DATA frame of one byte for `streamID`, which has ended, below the connection's HTTP/2
+    /// handler (which would refuse it), unflushed: the next flush sends it ahead of what the handler writes until then.
+    private static func writeStrayFrame(for streamID: HTTP2StreamID, on parent: any Channel) {
+        guard let http2 = try? parent.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) else {
+            preconditionFailure("the connection has no HTTP/2 handler")
+        }
+        var frame = ByteBuffer(bytes: [0, 0, 1, 0, 0])  // length 1, DATA, no flags
+        frame.writeInteger(UInt32(Int32(streamID)))
+        frame.writeString("x")
+        http2.write(NIOAny(frame), promise: nil)
     }
 }

@@ -1,0 +1,78 @@
+import NIOCore
+import NIOHTTP2
+
+/// Retires an HTTP/2 connection after NIOHTTP2 reports a connection error on it, and reads on past the frame that
+/// caused it.
+///
+/// NIOHTTP2 1.46 answers a connection error (for example a DATA frame for a stream it has closed and no longer
+/// lists among its last 32 reset ones, `NoSuchStream`: a server still sending a download the client cancelled)
+/// by sending `GOAWAY`, reporting the error and stopping the frame loop of that read. It leaves closing to its
+/// user (RFC 9113 §5.4.1: after a connection error, the endpoint closes the connection). async-http-client 1.37
+/// does not act on the error: its pool went on opening streams on the connection, and the frames that came after
+/// the offending one in the same read (another stream's answer) waited in the decoder for bytes that never came.
+/// A soak run held such a connection open for minutes, and a request on it got nothing until its idle-read
+/// timeout (RELIABILITY.md, "The descriptor that comes and goes").
+///
+/// This handler sits between NIOHTTP2's handler and AHC's idle handler. On the first connection error it passes
+/// AHC a `GOAWAY` of its own (no stream refused), which is what AHC does for a server's: the pool sends no new
+/// stream to the connection, and AHC closes it when its last open stream closes. With no stream open, nothing
+/// would close it, so the handler does, once the event loop has run what was queued before (a stream being
+/// created then is counted by AHC, which closes after it). Closing a connection with streams open is left to AHC:
+/// doing it here made AHC 1.37 trap in `HTTP2ClientRequestHandler` (a force-unwrapped request, once in six runs).
+/// After a `NoSuchStream`, whose frame was read whole, it runs NIOHTTP2's frame loop once more on the next turn of
+/// the event loop, so the frames behind it are delivered. Errors of one stream (`StreamError`) and errors that are
+/// not NIOHTTP2's (TLS, I/O: the connection is closing anyway) pass through untouched.
+final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+
+    /// Streams opened and not yet closed, as NIOHTTP2 reports them to AHC's idle handler behind this one.
+    private var openStreams = 0
+    /// A `GOAWAY` was passed on.
+    private var retired = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case is NIOHTTP2StreamCreatedEvent:
+            self.openStreams += 1
+        case is StreamClosedEvent:
+            self.openStreams = max(0, self.openStreams - 1)
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is any NIOHTTP2Error, !(error is NIOHTTP2Errors.StreamError), context.channel.isActive else {
+            context.fireErrorCaught(error)
+            return
+        }
+        if !self.retired {
+            self.retired = true
+            let goAway = HTTP2Frame(
+                streamID: .rootStream,
+                payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil)
+            )
+            context.fireChannelRead(self.wrapInboundOut(goAway))
+        }
+        context.fireErrorCaught(error)
+        let readsOn = error is NIOHTTP2Errors.NoSuchStream
+        context.eventLoop.assumeIsolated().execute {
+            guard context.channel.isActive else { return }
+            if readsOn { Self.readBufferedFrames(context: context) }
+            if self.openStreams == 0 { context.close(promise: nil) }
+        }
+    }
+
+    /// Runs NIOHTTP2's frame loop over the bytes it holds, as a read of no new bytes would: its handler is called
+    /// with its own context, as its pipeline calls it.
+    private static func readBufferedFrames(context: ChannelHandlerContext) {
+        let operations = context.pipeline.syncOperations
+        guard let http2 = try? operations.handler(type: NIOHTTP2Handler.self),
+            let http2Context = try? operations.context(handler: http2)
+        else { return }
+        http2.channelRead(context: http2Context, data: NIOAny(ByteBuffer()))
+        http2.channelReadComplete(context: http2Context)
+    }
+}

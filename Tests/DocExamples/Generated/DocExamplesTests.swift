@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:232
-    @Test func README_md_232() async throws {
+    /// README.md:234
+    @Test func README_md_234() async throws {
         try await DocServer.start()
-        try await READMEExamples.line232()
+        try await READMEExamples.line234()
     }
 
-    /// README.md:269
-    @Test func README_md_269() async throws {
+    /// README.md:271
+    @Test func README_md_271() async throws {
         try await DocServer.start()
-        try await READMEExamples.line269()
+        try await READMEExamples.line271()
     }
 
-    /// README.md:401
-    @Test func README_md_401() async throws {
+    /// README.md:403
+    @Test func README_md_403() async throws {
         try await DocServer.start()
-        try await READMEExamples.line401()
+        try await READMEExamples.line403()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

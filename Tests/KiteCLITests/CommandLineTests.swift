@@ -29,17 +29,7 @@ import Testing
     }
 
     static func kite(arguments: [String]) async throws -> Run {
-        try await Self.offThePool { try Self.run(arguments) }
-    }
-
-    /// Runs `body` on a thread of its own and waits for it there. The waits for a `kite` process (the tour
-    /// takes seconds) must not block the cooperative pool: it has one thread per core, two on CI, and a
-    /// blocked one held up other suites' timers and continuations (a CI run once saw a request with a 3 s
-    /// total timeout end after 7 s) and the in-process server that answers `kite`.
-    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
+        try await offThePool { try Self.run(arguments) }
     }
 
     /// Runs `kite` with `arguments` and waits for it (blocking the calling thread: call it off the pool).
@@ -199,7 +189,7 @@ import Testing
 
     /// Runs `kite` with `arguments` and returns the first line it prints, then stops it.
     static func firstLineOfServe(_ arguments: String...) async throws -> String {
-        try await Self.offThePool { try Self.firstLineOfServe(arguments) }
+        try await offThePool { try Self.firstLineOfServe(arguments) }
     }
 
     private static func firstLineOfServe(_ arguments: [String]) throws -> String {

@@ -4,7 +4,7 @@ import Testing
 
 /// `kite --verify`, `--cert`, `--cert-key`, `--pin-sha256`, as httpie and curl users write them.
 @Suite(.serialized) struct TLSOptionsTests {
-    /// Runs `kite` off the cooperative pool (``CommandLineTests/offThePool(_:)``).
+    /// Runs `kite` off the cooperative pool (`offThePool`).
     static func kite(_ arguments: String...) async throws -> CommandLineTests.Run {
         try await CommandLineTests.kite(arguments: arguments)
     }

@@ -12,9 +12,11 @@ func yieldNowAndThen(_ iteration: Int, every: Int = 20) async {
     if iteration % every == 0 { await Task.yield() }
 }
 
-/// Runs `body` on a thread of its own and waits for it without holding a thread of the cooperative pool: for a
-/// test's setup that takes seconds of CPU in a debug build (compressing 200 MiB for a decompression bomb). `body`
-/// records no expectations: they would be made outside the test's task.
+/// Runs `body` on a thread of its own and waits for it without holding a thread of the cooperative pool: for work
+/// that blocks (waiting for a `kite` process, reading a server's first line) or takes seconds of CPU in a debug build
+/// (compressing 200 MiB for a decompression bomb). The pool has one thread per core, two on CI; a blocked one held up
+/// other suites' timers, continuations and the in-process servers. `body` records no expectations: they would be
+/// made outside the test's task. (KiteCLITests and KiteOpenAPITests compile this file through links.)
 func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result { try body() }) }

@@ -59,9 +59,7 @@ actor FaultServer {
     /// own held both of its threads (two on CI), and every other test stood still, its timeouts reported 10–60 s
     /// late (a stack dump of a parallel run, 2026-11-29).
     private static func startOffThePool() async throws -> Started {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try Self.start() }) }
-        }
+        try await offThePool { try Self.start() }
     }
 
     private static func start() throws -> Started {

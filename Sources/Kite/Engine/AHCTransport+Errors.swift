@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSOCKS
 import NIOSSL
@@ -87,11 +88,39 @@ extension AHCTransport {
                 underlyingError: error
             )
         }
+        if let error = error as? NIOHTTP2Errors.StreamClosed {
+            let code = Self.name(of: error.errorCode)
+            return KiteError(
+                code: .connectionLost,
+                message: error.errorCode == .refusedStream
+                    ? "the server refused the request's HTTP/2 stream (\(code)): it did not process the request"
+                    : "the server reset the request's HTTP/2 stream (\(code))",
+                underlyingError: error
+            )
+        }
         return KiteError(
             code: .connectionLost,
             message: "the exchange failed (\(type(of: error)))",
             underlyingError: error
         )
+    }
+
+    /// Whether `error` says the server refused the request's HTTP/2 stream: a `RST_STREAM` with `REFUSED_STREAM`, or
+    /// a `GOAWAY` whose last stream is below it (NIOHTTP2 reports both so). The server did not process such a request
+    /// (RFC 9113 §8.7), so it may be sent again, whatever its method.
+    static func wasRefused(_ error: any Error) -> Bool {
+        (error as? NIOHTTP2Errors.StreamClosed)?.errorCode == .refusedStream
+    }
+
+    /// An HTTP/2 error code by its name in RFC 9113 §7.
+    private static func name(of code: NIOHTTP2.HTTP2ErrorCode) -> String {
+        let names = [
+            "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED",
+            "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM",
+            "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
+        ]
+        return names.indices.contains(code.networkCode)
+            ? names[code.networkCode] : "error code 0x\(String(code.networkCode, radix: 16))"
     }
 
     private func kiteError(fromClientError error: HTTPClientError) -> KiteError {

@@ -82,6 +82,7 @@ final class AHCTransport: Transport {
         // Every stream carries the upload watches' handler, which also removes their tag from the head.
         config.http2StreamChannelDebugInitializer = { stream in
             stream.eventLoop.submit {
+                HTTP2ConnectionErrorHandler.watch(stream: stream)
                 try watches.install(onStream: stream)
                 trust?.installHTTP2Stream(on: stream)
                 probe?.installHTTP2Stream(on: stream)
@@ -363,8 +364,11 @@ final class AHCTransport: Transport {
                 // A pooled connection the server had already closed (say, after stray bytes following a
                 // response) fails the first write with "I/O on closed channel": nothing of the request
                 // reached the server, so it is sent once more on a fresh connection, as curl and Go do.
-                // A request whose bytes may have been written is never sent again here.
-                if !resent, mayResend, Self.failedBeforeWriting(error), watch?.wasPulled != true {
+                // So is a request whose HTTP/2 stream the server refused (REFUSED_STREAM, or above the last
+                // stream of its GOAWAY, which nginx sends after 1,000 requests on a connection): the server
+                // did not process it. Any other request whose bytes may have been written is never sent again here.
+                let unsent = Self.failedBeforeWriting(error) && watch?.wasPulled != true
+                if !resent, mayResend, unsent || Self.wasRefused(error) {
                     resent = true
                     events?.transportWillResend(
                         after: self.failure(from: error, through: proxied, authority: authority)

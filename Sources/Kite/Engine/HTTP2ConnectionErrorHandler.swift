@@ -22,6 +22,18 @@ import NIOHTTP2
 /// After a `NoSuchStream`, whose frame was read whole, it runs NIOHTTP2's frame loop once more on the next turn of
 /// the event loop, so the frames behind it are delivered. Errors of one stream (`StreamError`) and errors that are
 /// not NIOHTTP2's (TLS, I/O: the connection is closing anyway) pass through untouched.
+///
+/// It also gives async-http-client's pool back the streams NIOHTTP2 never opened. The pool counts a stream it leases
+/// as used until NIOHTTP2 reports it closed (`StreamClosedEvent`), but a stream whose request was cancelled before its
+/// head was written closes without NIOHTTP2 ever knowing it, and so without that report: the connection stayed "in
+/// use", so its idle timeout never closed it (the soak's 17th descriptor, open through minutes of pauses). When such a
+/// stream closes (``watch(stream:)``), this handler reports an opening and a closing of a stream no one has, which
+/// AHC's idle handler counts and its multiplexer ignores.
+///
+/// It also tells the streams a server's `GOAWAY` left unprocessed (above its last stream, as nginx does after 1,000
+/// requests on a connection) that they were refused. NIOHTTP2 1.46 closes them with `CANCEL`, which a server's
+/// `RST_STREAM` also sends for a stream it may have processed, although its documentation says `REFUSED_STREAM`
+/// (`StreamClosedEvent`); with `REFUSED_STREAM` the request is sent again on another connection (RFC 9113 §8.7).
 final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -32,14 +44,29 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannel
     private var createdStreams = 0
     /// A `GOAWAY` was passed on.
     private var retired = false
+    /// The last stream the server processed, from its `GOAWAY`.
+    private var lastProcessedStream: HTTP2StreamID?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .goAway(let lastStreamID, _, _) = self.unwrapInboundIn(data).payload {
+            self.lastProcessedStream = min(self.lastProcessedStream ?? .maxID, lastStreamID)
+        }
+        context.fireChannelRead(data)
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is NIOHTTP2StreamCreatedEvent:
             self.openStreams += 1
             self.createdStreams += 1
-        case is StreamClosedEvent:
+        case let closed as StreamClosedEvent:
             self.openStreams = max(0, self.openStreams - 1)
+            // NIOHTTP2 fires the closures a GOAWAY causes after the GOAWAY frame.
+            if closed.reason == .cancel, let last = self.lastProcessedStream, closed.streamID > last {
+                let refused = StreamClosedEvent(streamID: closed.streamID, reason: .refusedStream)
+                context.fireUserInboundEventTriggered(refused)
+                return
+            }
         default:
             break
         }
@@ -67,14 +94,39 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannel
                 Self.readBufferedFrames(context: context)
             }
         }
-        // A stream the pool handed out just before the GOAWAY is created, and counted, only when its head is
-        // written, a turn or two of the event loop later; closing at once cut such streams (a soak run counted 33
-        // `StreamClosed` failures in 10 minutes). A second's grace lets them start; AHC then closes after them.
+        // AHC's idle handler does not close a connection that gets a GOAWAY with no stream open. A stream the pool
+        // handed out just before the GOAWAY is created, and counted, only when its head is written, a turn or two of
+        // the event loop later, and closing at once would cut it: a second's grace lets it start, and AHC then
+        // closes after it.
         let created = self.createdStreams
         loop.scheduleTask(in: .seconds(1)) {
             guard context.channel.isActive, self.openStreams == 0, self.createdStreams == created else { return }
             context.close(promise: nil)
         }
+    }
+
+    /// Watches a stream async-http-client's pool leased: when it closes without NIOHTTP2 having opened it (it never
+    /// got a stream ID: its request was cancelled before its head was written), the connection's handler gives the
+    /// pool its stream back. Call on the stream's event loop.
+    static func watch(stream: any Channel) {
+        guard let parent = stream.parent else { return }
+        stream.closeFuture.assumeIsolated().whenComplete { _ in
+            guard (try? stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) == nil,
+                let handler = try? parent.pipeline.syncOperations.handler(type: HTTP2ConnectionErrorHandler.self),
+                let context = try? parent.pipeline.syncOperations.context(handler: handler)
+            else { return }
+            handler.releaseUnopenedStream(context: context)
+        }
+    }
+
+    /// Reports the opening and closing of a stream that does not exist (`maxID`, which no stream reaches), so that
+    /// AHC's idle handler tells the pool a stream closed.
+    private func releaseUnopenedStream(context: ChannelHandlerContext) {
+        let phantom = HTTP2StreamID.maxID
+        context.fireUserInboundEventTriggered(
+            NIOHTTP2StreamCreatedEvent(streamID: phantom, localInitialWindowSize: nil, remoteInitialWindowSize: nil)
+        )
+        context.fireUserInboundEventTriggered(StreamClosedEvent(streamID: phantom, reason: .cancel))
     }
 
     /// Runs NIOHTTP2's frame loop over the bytes it holds, as a read of no new bytes would: its handler is called

@@ -122,6 +122,106 @@ import Testing
         try await session.shutdown()
         try await server.shutdown()
     }
+
+    /// Requests cancelled around the moment their stream is made leave no stream in use. async-http-client's pool
+    /// counts a stream it leased as used until NIOHTTP2 reports it closed, which NIOHTTP2 never does for a stream
+    /// whose request was cancelled before its head was written; the connection then never became idle, and its idle
+    /// timeout never closed it (HTTP2ConnectionErrorHandler gives such streams back).
+    @Test(.timeLimit(.minutes(1))) func requestsCancelledBeforeTheirHeadLeaveTheConnectionIdle() async throws {
+        let server = try await HTTP2TestServer()
+        var configuration = Session.Configuration()
+        configuration.connectionIdleTimeout = .milliseconds(500)
+        let session = server.session(configuration)
+        let url = "https://127.0.0.1:\(server.port)/protocol"
+        let first = await session.request(url).validate().serializingString().response
+        #expect(first.value == "h2", "\(String(describing: first.error))")
+        var cancelled = 0
+        for attempt in 0..<300 {
+            let request = session.download(url)
+            let response = Task { await request.serializingDownloadedFileURL().response }
+            for _ in 0..<(attempt % 6) { await Task.yield() }
+            request.cancel()
+            let result = await response.value
+            if result.error?.code == .cancelled { cancelled += 1 }
+            if let file = result.value { try? FileManager.default.removeItem(at: file) }
+        }
+        #expect(cancelled > 0)
+        // The idle timeout closes every connection (else the test's time limit ends it). On a loaded machine it can
+        // close one between two attempts, and the next attempt opens another.
+        var closed = 0
+        for await _ in server.closedConnections {
+            closed += 1
+            if closed == server.acceptedConnections { break }
+        }
+        try await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A stream the server refuses (`RST_STREAM` with `REFUSED_STREAM`) was not processed (RFC 9113 §8.7), so the
+    /// request is sent once more, as curl, Go and OkHttp do: a data request, a POST with its body, and a download
+    /// each get their answer, and the server saw each twice.
+    @Test(.timeLimit(.minutes(1))) func aRefusedStreamIsSentAgain() async throws {
+        let server = try await HTTP2TestServer()
+        let session = server.session(Session.Configuration())
+        let url = "https://127.0.0.1:\(server.port)/refuse-once"
+        let data = await session.request(url).validate().serializingString().response
+        #expect(data.value == "h2", "\(String(describing: data.error))")
+        #expect(server.requests(to: "/refuse-once") == 2)
+        let server2 = try await HTTP2TestServer()
+        let session2 = server2.session(Session.Configuration())
+        let post = await session2.upload(Data("kite".utf8), to: "https://127.0.0.1:\(server2.port)/refuse-once")
+            .validate().serializingString().response
+        #expect(post.value == "h2", "\(String(describing: post.error))")
+        #expect(server2.requests(to: "/refuse-once") == 2)
+        let server3 = try await HTTP2TestServer()
+        let session3 = server3.session(Session.Configuration())
+        let download = await session3.download("https://127.0.0.1:\(server3.port)/refuse-once").validate()
+            .serializingDownloadedFileURL().response
+        let file = try #require(download.value, "\(String(describing: download.error))")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "h2")
+        try? FileManager.default.removeItem(at: file)
+        #expect(server3.requests(to: "/refuse-once") == 2)
+        for (session, server) in [(session, server), (session2, server2), (session3, server3)] {
+            try await session.shutdown()
+            try await server.shutdown()
+        }
+    }
+
+    /// A `GOAWAY` whose last stream is below a request's stream (nginx sends one at its `keepalive_requests`, 1,000
+    /// by default) refuses that stream: the request goes to a new connection and gets its answer there.
+    @Test(.timeLimit(.minutes(1))) func aStreamAGoAwayLeftUnprocessedIsSentAgainOnANewConnection() async throws {
+        let server = try await HTTP2TestServer()
+        var configuration = Session.Configuration()
+        configuration.collectsConnectionMetrics = true
+        let session = server.session(configuration)
+        let base = "https://127.0.0.1:\(server.port)"
+        let first = await session.request(base + "/protocol").validate().serializingString().response
+        #expect(first.value == "h2", "\(String(describing: first.error))")
+        let refused = await session.request(base + "/goaway-once").validate().serializingString().response
+        #expect(refused.value == "h2", "\(String(describing: refused.error))")
+        #expect(server.requests(to: "/goaway-once") == 2)
+        #expect(server.acceptedConnections == 2)
+        let connections = [first, refused].map { $0.metrics?.connection?.id }
+        #expect(connections[0] != nil && connections[1] != nil && connections[0] != connections[1], "\(connections)")
+        try await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A stream the server resets with any other code may have been processed: it is not sent again, and the error
+    /// names the code.
+    @Test(.timeLimit(.minutes(1))) func aStreamResetWithAnotherCodeFailsNamingTheCode() async throws {
+        let server = try await HTTP2TestServer()
+        let session = server.session(Session.Configuration())
+        let response = await session.request("https://127.0.0.1:\(server.port)/reset").serializingData().response
+        #expect(response.error?.code == .connectionLost)
+        #expect(
+            response.error?.message == "the server reset the request's HTTP/2 stream (INTERNAL_ERROR)",
+            "\(String(describing: response.error))"
+        )
+        #expect(server.requests(to: "/reset") == 1)
+        try await session.shutdown()
+        try await server.shutdown()
+    }
 }
 
 extension HTTP2TestServer {

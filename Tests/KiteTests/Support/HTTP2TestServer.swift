@@ -12,7 +12,10 @@ import NIOSSL
 /// and then nothing more, leaving the connection open. `/hold` waits (``heldRequests`` tells when one does) until
 /// a `/stray` on its connection has been answered; `/stray` answers, then writes a DATA frame for its ended stream
 /// around its HTTP/2 handler (a frame for a closed stream, as a server still sending a cancelled download does),
-/// and in the same flush the answers of the held requests.
+/// and in the same flush the answers of the held requests. `/refuse-once` resets its first request's stream with
+/// `REFUSED_STREAM`, `/goaway-once` answers its first request with a `GOAWAY` whose last stream is below it (as nginx
+/// does at its `keepalive_requests`), and both answer the requests after; `/reset` resets every request's stream with
+/// `INTERNAL_ERROR`.
 final class HTTP2TestServer: Sendable {
     let port: Int
     /// A client TLS configuration that trusts this server's certificate (and nothing else).
@@ -23,9 +26,13 @@ final class HTTP2TestServer: Sendable {
     /// One element for each connection the client closed (or lost), after it was accepted.
     let closedConnections: AsyncStream<Void>
     private let accepted = NIOLockedValueBox(0)
+    private let requestCounts: RequestCounts
 
     /// The connections accepted so far.
     var acceptedConnections: Int { self.accepted.withLockedValue { $0 } }
+
+    /// The requests for `path` received so far (over HTTP/2), refused or reset ones too.
+    func requests(to path: String) -> Int { self.requestCounts.count(path) }
 
     init() async throws {
         let (sslCertificate, key) = try TestCertificate.selfSigned(commonName: "Kite HTTP/2 test server")
@@ -43,6 +50,8 @@ final class HTTP2TestServer: Sendable {
         let (closedConnections, closed) = AsyncStream.makeStream(of: Void.self)
         self.closedConnections = closedConnections
         let accepted = self.accepted
+        let requestCounts = RequestCounts()
+        self.requestCounts = requestCounts
         self.channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 accepted.withLockedValue { $0 += 1 }
@@ -59,7 +68,11 @@ final class HTTP2TestServer: Sendable {
                                     stream.eventLoop.makeCompletedFuture {
                                         try stream.pipeline.syncOperations.addHandlers([
                                             HTTP2FramePayloadToHTTP1ServerCodec(),
-                                            ProtocolEchoHandler(protocolName: "h2", connection: connection.value),
+                                            ProtocolEchoHandler(
+                                                protocolName: "h2",
+                                                connection: connection.value,
+                                                requestCounts: requestCounts
+                                            ),
                                         ])
                                     }
                                 }
@@ -86,6 +99,21 @@ final class HTTP2TestServer: Sendable {
     }
 }
 
+/// The HTTP/2 requests received, by path.
+private final class RequestCounts: Sendable {
+    private let counts = NIOLockedValueBox<[String: Int]>([:])
+
+    /// Counts a request for `path`; how many there were, this one included.
+    func record(_ path: String) -> Int {
+        self.counts.withLockedValue { counts in
+            counts[path, default: 0] += 1
+            return counts[path, default: 0]
+        }
+    }
+
+    func count(_ path: String) -> Int { self.counts.withLockedValue { $0[path, default: 0] } }
+}
+
 /// The `/hold` requests of one HTTP/2 connection that wait for a `/stray`, on its event loop.
 private final class HeldAnswers {
     let held: AsyncStream<Void>.Continuation
@@ -104,10 +132,12 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
 
     private let protocolName: String
     private let connection: HeldAnswers?
+    private let requestCounts: RequestCounts?
 
-    init(protocolName: String, connection: HeldAnswers? = nil) {
+    init(protocolName: String, connection: HeldAnswers? = nil, requestCounts: RequestCounts? = nil) {
         self.protocolName = protocolName
         self.connection = connection
+        self.requestCounts = requestCounts
     }
 
     /// The request's header names, sent back in `x-request-header-names`.
@@ -121,6 +151,23 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
             self.uri = head.uri
         }
         guard case .end = part else { return }
+        let count = self.requestCounts?.record(self.uri)
+        if let count, self.uri == "/reset" || (self.uri == "/refuse-once" && count == 1) {
+            Self.reset(context: context, code: self.uri == "/reset" ? .internalError : .refusedStream)
+            return
+        }
+        if count == 1, self.uri == "/goaway-once", let parent = context.channel.parent {
+            // Written around the server's HTTP/2 handler, which would otherwise reset the stream itself: nginx sends
+            // its GOAWAY before it takes the streams it refuses.
+            context.channel.getOption(HTTP2StreamChannelOptions.streamID).assumeIsolated().whenSuccess { streamID in
+                var goAway = ByteBuffer(bytes: [0, 0, 8, 7, 0])  // length 8, GOAWAY, no flags
+                goAway.writeInteger(UInt32(0))  // the connection's stream
+                goAway.writeInteger(UInt32(max(0, Int32(streamID) - 2)))  // the last stream processed
+                goAway.writeInteger(UInt32(0))  // NO_ERROR
+                Self.writeAroundHTTP2Handler(goAway, on: parent, flush: true)
+            }
+            return
+        }
         if let connection, self.uri == "/hold" {
             connection.answers.append { self.answer(context: context) }
             connection.held.yield()
@@ -167,15 +214,35 @@ private final class ProtocolEchoHandler: ChannelInboundHandler {
         return context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
     }
 
+    /// Resets the request's stream with `code`, written below the stream's HTTP/1 codec (which takes only
+    /// response parts).
+    private static func reset(context: ChannelHandlerContext, code: HTTP2ErrorCode) {
+        guard
+            let codec = try? context.pipeline.syncOperations.context(
+                handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self
+            )
+        else {
+            preconditionFailure("the stream has no HTTP/1 codec")
+        }
+        codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(code)), promise: nil)
+    }
+
     /// Writes a DATA frame of one byte for `streamID`, which has ended, below the connection's HTTP/2
     /// handler (which would refuse it), unflushed: the next flush sends it ahead of what the handler writes until then.
     private static func writeStrayFrame(for streamID: HTTP2StreamID, on parent: any Channel) {
-        guard let http2 = try? parent.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) else {
-            preconditionFailure("the connection has no HTTP/2 handler")
-        }
         var frame = ByteBuffer(bytes: [0, 0, 1, 0, 0])  // length 1, DATA, no flags
         frame.writeInteger(UInt32(Int32(streamID)))
         frame.writeString("x")
+        Self.writeAroundHTTP2Handler(frame, on: parent)
+    }
+
+    /// Writes the bytes of a frame below the connection's HTTP/2 handler, and flushes them there when `flush` says so
+    /// (the connection's flush passes that handler only once it has written a frame of its own).
+    private static func writeAroundHTTP2Handler(_ frame: ByteBuffer, on parent: any Channel, flush: Bool = false) {
+        guard let http2 = try? parent.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) else {
+            preconditionFailure("the connection has no HTTP/2 handler")
+        }
         http2.write(NIOAny(frame), promise: nil)
+        if flush { http2.flush() }
     }
 }

@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:234
-    @Test func README_md_234() async throws {
+    /// README.md:237
+    @Test func README_md_237() async throws {
         try await DocServer.start()
-        try await READMEExamples.line234()
+        try await READMEExamples.line237()
     }
 
-    /// README.md:271
-    @Test func README_md_271() async throws {
+    /// README.md:274
+    @Test func README_md_274() async throws {
         try await DocServer.start()
-        try await READMEExamples.line271()
+        try await READMEExamples.line274()
     }
 
-    /// README.md:403
-    @Test func README_md_403() async throws {
+    /// README.md:406
+    @Test func README_md_406() async throws {
         try await DocServer.start()
-        try await READMEExamples.line403()
+        try await READMEExamples.line406()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

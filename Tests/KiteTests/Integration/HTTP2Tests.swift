@@ -193,7 +193,18 @@ import Testing
         let server = try await HTTP2TestServer()
         var configuration = Session.Configuration()
         configuration.collectsConnectionMetrics = true
-        let session = server.session(configuration)
+        let monitor = ClosureEventMonitor()
+        let (resends, resend) = AsyncStream<String>.makeStream()
+        monitor.requestWillResendOnNewConnection = { _, error in resend.yield(error.message) }
+        let session = Session(
+            configuration: configuration,
+            transport: AHCTransport(
+                configuration: configuration,
+                canShutDown: true,
+                tlsConfiguration: server.trustingConfiguration
+            ),
+            eventMonitors: [monitor]
+        )
         let base = "https://127.0.0.1:\(server.port)"
         let first = await session.request(base + "/protocol").validate().serializingString().response
         #expect(first.value == "h2", "\(String(describing: first.error))")
@@ -203,6 +214,12 @@ import Testing
         #expect(server.acceptedConnections == 2)
         let connections = [first, refused].map { $0.metrics?.connection?.id }
         #expect(connections[0] != nil && connections[1] != nil && connections[0] != connections[1], "\(connections)")
+        // The event monitor hears of the resend, and of why.
+        var heard = resends.makeAsyncIterator()
+        let reason = await heard.next()
+        #expect(
+            reason == "the server refused the request's HTTP/2 stream (REFUSED_STREAM): it did not process the request"
+        )
         try await session.shutdown()
         try await server.shutdown()
     }

@@ -196,15 +196,7 @@ import Testing
         let monitor = ClosureEventMonitor()
         let (resends, resend) = AsyncStream<String>.makeStream()
         monitor.requestWillResendOnNewConnection = { _, error in resend.yield(error.message) }
-        let session = Session(
-            configuration: configuration,
-            transport: AHCTransport(
-                configuration: configuration,
-                canShutDown: true,
-                tlsConfiguration: server.trustingConfiguration
-            ),
-            eventMonitors: [monitor]
-        )
+        let session = server.session(configuration, eventMonitors: [monitor])
         let base = "https://127.0.0.1:\(server.port)"
         let first = await session.request(base + "/protocol").validate().serializingString().response
         #expect(first.value == "h2", "\(String(describing: first.error))")
@@ -244,14 +236,15 @@ import Testing
 extension HTTP2TestServer {
     /// A session whose engine trusts this server's certificate (given to the engine as NIOSSL's
     /// configuration, as the server made it).
-    func session(_ configuration: Session.Configuration) -> Session {
+    func session(_ configuration: Session.Configuration, eventMonitors: [any EventMonitor] = []) -> Session {
         Session(
             configuration: configuration,
             transport: AHCTransport(
                 configuration: configuration,
                 canShutDown: true,
                 tlsConfiguration: self.trustingConfiguration
-            )
+            ),
+            eventMonitors: eventMonitors
         )
     }
 }

@@ -225,8 +225,8 @@ enum READMEExamples {
         _ = await session.request(url).cacheResponse(using: ResponseCacher.doNotCache).serializingData().response
     }
 
-    /// README.md:466
-    static func line466() async throws {
+    /// README.md:467
+    static func line467() async throws {
 
         let mock = MockTransport()
         mock.stub(.get, "https://api.example.com/report", times: 1, response: .status(503))   // first attempt

@@ -37,10 +37,12 @@ import Testing
     func aRequestQueuedBehindBusyConnectionsEndsAtTheConnectTimeoutAndSaysWhy(backend: Backend) async throws {
         var configuration = Session.Configuration()
         configuration.maximumConnectionsPerHost = 1
-        configuration.timeouts = Session.Timeouts(connect: .milliseconds(500), idleRead: .seconds(10), total: nil)
+        configuration.timeouts = Session.Timeouts(connect: .milliseconds(500), idleRead: .seconds(60), total: nil)
         let session = Session(configuration: configuration)
-        // The one connection is taken: the first body byte of a 10 s drip has arrived.
-        let holder = session.streamRequest(try await backend.url("/drip?duration=10&numbytes=10&delay=0"))
+        // The one connection is taken: the first body byte of a drip has arrived, and the second and last is 30 s
+        // away. (With ten bytes over 10 s, a parallel run whose in-process server stalled for seconds once got the
+        // whole drip before the request below, which then reused the connection.)
+        let holder = session.streamRequest(try await backend.url("/drip?duration=60&numbytes=2&delay=0"))
         var chunks = holder.streamingData().makeAsyncIterator()
         _ = try await chunks.next()
         let url = try await backend.url("/get")
@@ -73,10 +75,11 @@ import Testing
 
     @Test(arguments: Backend.available)
     func totalTimeoutCoversTheBodyNotOnlyTheHead(backend: Backend) async throws {
-        // 3 s, so that the head arrives in time even on a loaded 2-core machine (with 1 s a CI run once saw the
-        // in-process server answer too late), and far from the 20 s the body takes: a CI run once measured
-        // 7.1 s against the bound of 7 s it had with an 8 s body, while another suite blocked a pool thread.
-        let session = self.session(total: .seconds(3))
+        // 5 s, so that the head arrives in time even on a loaded 2-core machine (with 1 s a CI run once saw the
+        // in-process server answer too late, and with 3 s two parallel runs in four on 2026-11-29, when hundreds of
+        // tests start at once), and far from the 20 s the body takes: a CI run once measured 7.1 s against the bound
+        // of 7 s it had with an 8 s body, while another suite blocked a pool thread.
+        let session = self.session(total: .seconds(5))
         let url = try await backend.url("/drip?duration=20&numbytes=4&delay=0")
         let started = ContinuousClock.now
         let response = await session.request(url).serializingData().response
@@ -86,7 +89,7 @@ import Testing
         #expect(error.timeout == .total)
         #expect(
             error.description
-                == "GET \(url) failed: the total timeout (3 s) expired before the response was complete"
+                == "GET \(url) failed: the total timeout (5 s) expired before the response was complete"
         )
         #expect(error.response?.status.code == 200, "the head had arrived")
         try await session.shutdown()

@@ -36,11 +36,13 @@ final class ProxyProcess: Sendable {
     /// The proxy runs under a shell that kills it when ``stop()`` removes the proxy's folder, or when this
     /// process is gone (the shell's parent changes). A test process may end without running deinitializers,
     /// and signals cannot stop the shell: it inherits the signal mask of the thread that started it, where
-    /// SIGTERM is blocked. The shell checks five times a second.
+    /// SIGTERM is blocked. The shell checks five times a second. It asks the server to stop first (SIGTERM, which
+    /// nginx unblocks and answers by stopping its workers; a server that keeps it blocked gets SIGKILL 2 s later):
+    /// SIGKILL alone left nginx's workers running after their master, two more with every test run.
     private static let watcher =
         "\"$0\" \"$@\" & child=$!; parent=$PPID; "
         + "while [ -d \"$KITE_PROXY_FOLDER\" ] && [ \"$(cut -d' ' -f4 /proc/$$/stat)\" = \"$parent\" ]; "
-        + "do sleep 0.2; done; kill -9 $child; wait $child"
+        + "do sleep 0.2; done; kill $child; (sleep 2; kill -9 $child 2>/dev/null) & wait $child"
 
     static var tinyproxyPath: String? {
         ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/usr/local/bin/tinyproxy"].first {

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
-import Kite
 import NIOConcurrencyHelpers
 import Testing
+
+@testable import Kite
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -67,15 +68,6 @@ func decodeCached(_ response: DataResponse<Data, KiteError>) throws -> CachedBod
 
 /// RFC 9111 through a session against the in-process server, which counts the requests it gets.
 @Suite struct ResponseCacheTests {
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7).
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text)
-    }
-
     @Test func aFreshResponseIsAnsweredFromTheCacheWithItsAge() async throws {
         let probe = try await CacheProbe.make()
         let session = cachingSession()
@@ -93,7 +85,7 @@ func decodeCached(_ response: DataResponse<Data, KiteError>) throws -> CachedBod
         // RFC 9111 §4.2.3: the time since it was requested or since the server dated it (whole seconds), whichever
         // is longer, never more. The in-process server (Hummingbird) dates responses from a clock it updates once a
         // second, which lags behind on a loaded machine: a parallel run saw age 5 after 3 s.
-        let dated = try #require(first.response?.headerFields[.date].flatMap(Self.httpDate(_:)))
+        let dated = try #require(first.response?.headerFields[.date].flatMap { CacheRules.httpDate($0, now: Date()) })
         let sinceDated = Int(Date().timeIntervalSince(dated).rounded(.up))
         #expect(
             (0...max(elapsed, sinceDated) + 1).contains(age),

@@ -44,6 +44,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -97,10 +98,16 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // One request in a process of its own, for the tests whose failure is a crash (HostileEngineInputTests).
+        .executableTarget(
+            name: "KiteProbe",
+            dependencies: ["Kite", .product(name: "X509", package: "swift-certificates")],
+            path: "Tests/KiteProbe"
+        ),
         .testTarget(
             name: "KiteTests",
             dependencies: [
-                "Kite", "KiteTestServer",
+                "Kite", "KiteTestServer", "KiteProbe",
                 // A generated client's transport through the real proxies of ProxyTrafficTests.
                 "KiteOpenAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),

@@ -12,6 +12,7 @@ from the client is honoured. Request bodies may use Content-Length or chunked en
 Every "deterministic" body has byte i == i % 251. See README.md for the route list.
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -573,6 +574,53 @@ def stray(conn, req):
                "304": b"HTTP/1.1 304 Not Modified\r\n\r\nstray bytes",
                "extra": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokgarbage-after-body"}
               .get(req.qstr("kind", "head"), b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nXXXXX"))
+    return STAY
+
+@route("/raw")
+def raw(conn, req):
+    """Sends the bytes base64url-encoded in b64 (padding optional) as the whole answer, then
+    then=fin (default: FIN), rst (RST once the client has the bytes) or stay (read the next request)."""
+    data = req.qstr("b64", "")
+    try:
+        payload = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+    except ValueError:
+        raise BadRequest(400, "b64 must be base64url")
+    conn.send(payload)
+    then = req.qstr("then", "fin")
+    if then == "rst":
+        rst_close(conn.sock)
+        return DONE
+    return STAY if then == "stay" else CLOSE
+
+@route("/many-fields")
+def many_fields(conn, req):
+    """A 200 with count (70000) header fields `a:` (one-letter name, empty value), then body `ok`."""
+    conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + b"a:\r\n" * req.qint("count", 70000) + b"\r\nok")
+    return KEEP
+
+@route("/close-next")
+def close_next(conn, req):
+    """200 `ok` without `Connection: close`; then reads the next request on the connection and closes
+    it without a byte of an answer: how=fin (default) or rst. A stale keep-alive connection, made
+    deterministic: the client writes its next request on a connection the server has given up."""
+    respond(conn, req, 200, b"ok", [("Content-Type", "text/plain")])
+    if conn.read_head() is None:
+        return CLOSE
+    with STATS_LOCK:
+        STATS["requests"] += 1
+    if req.qstr("how", "fin") == "rst":
+        rst_close(conn.sock)
+        return DONE
+    return CLOSE
+
+@route("/idle-close")
+def idle_close(conn, req):
+    """200 `ok` without `Connection: close`, then closes the connection if no next request arrives within
+    ms (300) milliseconds: gunicorn's and nginx's keep-alive timeouts, short."""
+    respond(conn, req, 200, b"ok", [("Content-Type", "text/plain")])
+    ready, _, _ = select.select([conn.sock], [], [], req.qint("ms", 300) / 1000)
+    if not ready and not conn.buf:
+        return CLOSE
     return STAY
 
 @route("/ok")

@@ -56,6 +56,7 @@ final class AHCTransport: Transport {
                 try Self.allowLargeReads(on: channel)
                 try loops.install(on: channel)
                 try watches.install(on: channel)
+                try ResponseHeadGuard.install(on: channel)
                 trust?.installHTTP1(on: channel)
                 probe?.installHTTP1(on: channel)
                 if let idleRead {
@@ -84,6 +85,7 @@ final class AHCTransport: Transport {
             stream.eventLoop.submit {
                 HTTP2ConnectionErrorHandler.watch(stream: stream)
                 try watches.install(onStream: stream)
+                try HTTP2ResponseHeadGuard.install(onStream: stream)
                 trust?.installHTTP2Stream(on: stream)
                 probe?.installHTTP2Stream(on: stream)
                 if let idleRead {
@@ -176,6 +178,7 @@ final class AHCTransport: Transport {
     @inline(never)
     private func outgoing(for request: TransportRequest) throws(KiteError) -> Outgoing {
         let head = request.head
+        try RequestHeadCheck.check(head)
         let scheme = head.scheme ?? "http"
         let authority = head.authority ?? ""
         let path = head.path ?? "/"
@@ -289,6 +292,15 @@ final class AHCTransport: Transport {
     private static func response(status: HTTPResponseStatus, headers: HTTPHeaders) throws(KiteError) -> HTTPResponse {
         guard (0...999).contains(status.code) else {
             throw KiteError(code: .invalidResponse, message: "the response status \(status.code) is not valid")
+        }
+        // NIO's decoder allows 80 KiB of names and values, room for 80,000 one-letter fields; `HTTPFields` traps at
+        // 65,535.
+        guard headers.count <= RequestHeadCheck.maximumFieldCount else {
+            throw KiteError(
+                code: .invalidResponse,
+                message:
+                    "the response has \(headers.count) header fields, more than \(RequestHeadCheck.maximumFieldCount)"
+            )
         }
         var fields = HTTPFields()
         fields.reserveCapacity(headers.count)

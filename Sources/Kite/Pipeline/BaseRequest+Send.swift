@@ -171,6 +171,14 @@ extension BaseRequest {
         from request: HTTPRequest,
         response: HTTPResponse
     ) throws(KiteError) {
+        let head = redirect.head
+        if let reason = RequestHeadCheck.problem(scheme: head.scheme, authority: head.authority, path: head.path) {
+            throw KiteError(
+                code: .invalidURL,
+                message: "the server redirected to URL \"\(RequestSummary(head).url)\", which \(reason)",
+                response: response
+            )
+        }
         if request.scheme?.lowercased() == "https", redirect.head.scheme == "http",
             !self.context.allowsInsecureRedirects
         {

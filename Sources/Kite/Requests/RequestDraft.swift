@@ -83,7 +83,8 @@ extension RequestDraft {
     /// The request head Kite sends for this draft.
     ///
     /// - Returns: The head, with `scheme`, `authority` and `path` (with query) taken from ``url``.
-    /// - Throws: ``KiteError`` with code `invalidURL` when the URL is not `http`/`https` or has no host.
+    /// - Throws: ``KiteError`` with code `invalidURL` when the URL is not `http`/`https`, has no host, or has a part
+    ///   the engine cannot take (``RequestHeadCheck``), `invalidHeader` for too many header fields.
     func makeHTTPRequest() throws(KiteError) -> HTTPRequest {
         let absolute = self.url.absoluteString
         if absolute.containsControlCharacter {
@@ -106,13 +107,15 @@ extension RequestDraft {
                 ).basicAuthorization()
             }
         }
-        return HTTPRequest(
+        let head = HTTPRequest(
             method: self.method,
             scheme: target.scheme,
             authority: target.authority,
             path: target.path,
             headerFields: fields
         )
+        try RequestHeadCheck.check(head, summary: self.summary)
+        return head
     }
 
     /// The scheme, authority and path (with query) by `URL`'s accessors: any URL, or the error that says

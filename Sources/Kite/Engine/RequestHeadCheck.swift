@@ -1,0 +1,157 @@
+import HTTPTypes
+
+/// What a request head must be before anything of Kite's engine, or of its dependencies, sees it.
+///
+/// async-http-client and NIO trap on some values a caller or a server can name: an IP-literal host with a port above
+/// 65535 (`SocketAddress(ipAddress:port:)`), a host name longer than a SOCKS request can carry (NIOSOCKS writes its
+/// length in one byte), 65,535 header fields or more (`HTTPFields`). Every head is checked here twice: when it is
+/// built from its draft (so a caller's URL, a `URLRequest` and a redirect's `Location` fail with the URL named), and
+/// when the engine takes it (so a head an adapter rewrote is checked too). RELIABILITY.md lists the traps each
+/// limit keeps away.
+enum RequestHeadCheck {
+    /// The longest request target (path and query) sent: nginx and Apache answer 414 past 8 KiB, Node.js past
+    /// 16 KiB; a longer one is a mistake or an attack, and is refused before it costs a connection.
+    static let maximumTargetLength = 64 * 1024
+    /// The longest host name: DNS names have at most 253 characters (RFC 1035 §2.3.4, without the root's dot).
+    static let maximumHostLength = 253
+    /// The most header fields a request or a response may have: `HTTPFields` traps at 65,535.
+    static let maximumFieldCount = 10_000
+
+    /// Refuses a head the engine must not get.
+    ///
+    /// - Parameters:
+    ///   - head: The head.
+    ///   - summary: The request as errors name it; `nil` names it from `head`.
+    /// - Throws: ``KiteError`` with code `invalidURL` (scheme, host, port, target) or `invalidHeader` (fields).
+    static func check(_ head: HTTPRequest, summary: RequestSummary? = nil) throws(KiteError) {
+        if let reason = Self.problem(scheme: head.scheme, authority: head.authority, path: head.path) {
+            let summary = summary ?? RequestSummary(head)
+            throw KiteError(code: .invalidURL, message: "URL \"\(summary.url)\" \(reason)", request: summary)
+        }
+        if head.headerFields.count > Self.maximumFieldCount {
+            throw KiteError(
+                code: .invalidHeader,
+                message: "the request has \(head.headerFields.count) header fields, more than "
+                    + "\(Self.maximumFieldCount)",
+                request: summary ?? RequestSummary(head)
+            )
+        }
+    }
+
+    /// Why a head with these parts cannot be sent, or `nil`.
+    static func problem(scheme: String?, authority: String?, path: String?) -> String? {
+        guard let scheme, Self.isHTTP(scheme) else {
+            return scheme.map { "has the unsupported scheme \"\($0)\"; use http or https" }
+                ?? "has no scheme; use http:// or https://"
+        }
+        guard let authority, !authority.isEmpty else { return "has no host" }
+        if let reason = Self.problem(authority: authority) { return reason }
+        guard let path, path.utf8.first == UInt8(ascii: "/") else {
+            return "has a request target that does not start with \"/\""
+        }
+        if path.utf8.count > Self.maximumTargetLength {
+            return "has a request target of \(path.utf8.count) bytes, longer than \(Self.maximumTargetLength)"
+        }
+        for byte in path.utf8 where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "#") {
+            return "has the byte \(Self.shown(byte)) in its request target"
+        }
+        return nil
+    }
+
+    /// Why `authority` (a host, then an optional port) cannot be connected to, or `nil`.
+    static func problem(authority: String) -> String? {
+        var authority = authority
+        return authority.withUTF8 { bytes -> String? in
+            var index = 0
+            if bytes[0] == UInt8(ascii: "[") {
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
+                    return "has an IPv6 host without its closing \"]\""
+                }
+                let literal = String(decoding: bytes[0...close], as: UTF8.self)
+                guard RequestDraft.isIPv6Literal(Substring(literal)) else {
+                    return "has the host \(literal), which is not an IPv6 address"
+                }
+                // A zone (RFC 6874) is sent to the resolver decoded: only unreserved bytes, so none decodes to NUL.
+                if let zone = literal.range(of: "%25") {
+                    for byte in literal[zone.upperBound...].utf8.dropLast() where !Self.isUnreserved(byte) {
+                        return "has the byte \(Self.shown(byte)) in the zone of its IPv6 host"
+                    }
+                }
+                index = close + 1
+            } else {
+                while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
+                    guard Self.isHostByte(bytes[index]) else {
+                        return "has the byte \(Self.shown(bytes[index])) in its host"
+                    }
+                    index += 1
+                }
+                guard index > 0 else { return "has no host" }
+                let length = bytes[index - 1] == UInt8(ascii: ".") ? index - 1 : index
+                if length > Self.maximumHostLength {
+                    return "has a host name of \(length) bytes, longer than DNS allows (\(Self.maximumHostLength))"
+                }
+            }
+            guard index < bytes.count else { return nil }
+            guard bytes[index] == UInt8(ascii: ":") else {
+                return "has \"\(String(decoding: bytes[index...], as: UTF8.self))\" after its host"
+            }
+            let digits = bytes[(index + 1)...]
+            // An empty port is the scheme's (RFC 3986 §3.2.3).
+            guard !digits.isEmpty else { return nil }
+            let written = String(decoding: digits, as: UTF8.self)
+            var port = 0
+            for digit in digits {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else {
+                    return "has the port \"\(written)\", which is not a number"
+                }
+                port = min(port * 10 + Int(digit - UInt8(ascii: "0")), 1 << 20)
+            }
+            guard (1...65535).contains(port) else {
+                return "has the port \(written), which is not in 1...65535"
+            }
+            return nil
+        }
+    }
+
+    private static func isHTTP(_ scheme: String) -> Bool {
+        switch scheme {
+        case "http", "https": true
+        default: scheme.lowercased() == "http" || scheme.lowercased() == "https"
+        }
+    }
+
+    /// RFC 3986's reg-name without percent-encoding: unreserved and sub-delims bytes (and so IPv4 addresses).
+    /// async-http-client decodes a percent-encoded host before it resolves it, so `%00` would cut the name the
+    /// resolver sees short of the one Kite checks and sends (`evil.example%00.good.example`), and `%31%32%37.0.0.1`
+    /// would reach NIO's IP-address parser unchecked.
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        if Self.isUnreserved(byte) { return true }
+        switch byte {
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+            UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+            UInt8(ascii: "="):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// RFC 3986's unreserved bytes.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// A byte as an error names it: the character when it is printable ASCII, else its hex value.
+    private static func shown(_ byte: UInt8) -> String {
+        if byte > 0x20, byte < 0x7F { return "\"\(Character(Unicode.Scalar(byte)))\"" }
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "0x" + (hex.count < 2 ? "0" + hex : hex)
+    }
+}

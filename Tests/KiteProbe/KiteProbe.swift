@@ -1,0 +1,82 @@
+import Foundation
+import Kite
+import X509
+
+/// One request in a process of its own, for the tests whose failure would be a crash (`HostileEngineInputTests`):
+/// a trap kills this process, not the test run, and the test reports the signal.
+///
+///     KiteProbe KIND URL [--ca PEM-FILE] [--timeout SECONDS]
+///
+/// `KIND` is `data`, `download`, `stream` or `upload`. Prints one line, `response STATUS BYTES` or
+/// `error CODE MESSAGE`, and exits 0; any other ending is a failure.
+@main struct KiteProbe {
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count >= 2 else {
+            print("usage: KiteProbe data|download|stream|upload URL [--ca PEM-FILE] [--timeout SECONDS]")
+            exit(2)
+        }
+        let kind = arguments.removeFirst()
+        let url = arguments.removeFirst()
+        var configuration = Session.Configuration()
+        configuration.proxy = .none
+        configuration.timeouts.total = .seconds(10)
+        while arguments.count >= 2 {
+            let (option, value) = (arguments.removeFirst(), arguments.removeFirst())
+            switch option {
+            case "--ca":
+                do {
+                    let pem = try String(contentsOfFile: value, encoding: .utf8)
+                    configuration.tls.trustRoots = .certificates([try Certificate(pemEncoded: pem)])
+                } catch {
+                    print("cannot read \(value): \(error)")
+                    exit(2)
+                }
+            case "--timeout":
+                configuration.timeouts.total = .seconds(Int(value) ?? 10)
+            default:
+                print("unknown option \(option)")
+                exit(2)
+            }
+        }
+        let session = Session(configuration: configuration)
+        print(await Self.run(kind, url, on: session))
+        try? await session.shutdown()
+    }
+
+    static func run(_ kind: String, _ url: String, on session: Session) async -> String {
+        switch kind {
+        case "data":
+            let response = await session.request(url).serializingData().response
+            return Self.line(response.response?.status.code, response.data?.count, response.error)
+        case "upload":
+            let response = await session.upload(Data("kite".utf8), to: url, method: .put).serializingData().response
+            return Self.line(response.response?.status.code, response.data?.count, response.error)
+        case "download":
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kite-probe-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let response = await session.download(url, to: DownloadRequest.suggestedDownloadDestination(in: folder))
+                .serializingDownloadedFileURL()
+                .response
+            let size = response.fileURL.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] }
+            return Self.line(response.response?.status.code, (size as? NSNumber)?.intValue, response.error)
+        case "stream":
+            var bytes = 0
+            do {
+                for try await chunk in session.streamRequest(url).streamingData() {
+                    bytes += chunk.count
+                }
+                return "response - \(bytes)"
+            } catch {
+                return Self.line(nil, nil, error)
+            }
+        default:
+            return "unknown kind \(kind)"
+        }
+    }
+
+    static func line(_ status: Int?, _ bytes: Int?, _ error: KiteError?) -> String {
+        if let error { return "error \(error.code) \(error.message)" }
+        return "response \(status.map(String.init) ?? "-") \(bytes ?? 0)"
+    }
+}

@@ -7,8 +7,9 @@ import X509
 ///
 ///     KiteProbe KIND URL [--ca PEM-FILE] [--timeout SECONDS]
 ///
-/// `KIND` is `data`, `download`, `stream` or `upload`. Prints one line, `response STATUS BYTES` or
-/// `error CODE MESSAGE`, and exits 0; any other ending is a failure.
+/// `KIND` is `data`, `download`, `stream` or `upload`, or a kind another file of this target adds (each reads the
+/// options it knows from `options`). Prints one line, `response STATUS BYTES` or `error CODE MESSAGE`, and exits 0;
+/// any other ending is a failure.
 @main struct KiteProbe {
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
@@ -21,6 +22,7 @@ import X509
         var configuration = Session.Configuration()
         configuration.proxy = .none
         configuration.timeouts.total = .seconds(10)
+        var options: [String: String] = [:]
         while arguments.count >= 2 {
             let (option, value) = (arguments.removeFirst(), arguments.removeFirst())
             switch option {
@@ -35,13 +37,30 @@ import X509
             case "--timeout":
                 configuration.timeouts.total = .seconds(Int(value) ?? 10)
             default:
-                print("unknown option \(option)")
-                exit(2)
+                options[String(option.drop { $0 == "-" })] = value
             }
+        }
+        // A kind of another file makes its own session from the configuration and the options.
+        if let line = await Self.runExtension(kind, url, configuration: configuration, options: options) {
+            print(line)
+            return
         }
         let session = Session(configuration: configuration)
         print(await Self.run(kind, url, on: session))
         try? await session.shutdown()
+    }
+
+    /// The kinds other files of this target add: `nil` for a kind none of them knows.
+    static func runExtension(
+        _ kind: String,
+        _ url: String,
+        configuration: Session.Configuration,
+        options: [String: String]
+    ) async -> String? {
+        switch kind {
+        default:
+            return nil
+        }
     }
 
     static func run(_ kind: String, _ url: String, on session: Session) async -> String {

@@ -600,10 +600,12 @@ def many_fields(conn, req):
 
 @route("/close-next")
 def close_next(conn, req):
-    """200 `ok` without `Connection: close`; then reads the next request on the connection and closes
-    it without a byte of an answer: how=fin (default) or rst. A stale keep-alive connection, made
+    """status (200) with body `ok` (and `Location: location` when given) without `Connection: close`; then
+    reads the next request on the connection and closes it without a byte of an answer: how=fin (default) or rst. A stale keep-alive connection, made
     deterministic: the client writes its next request on a connection the server has given up."""
-    respond(conn, req, 200, b"ok", [("Content-Type", "text/plain")])
+    location = req.qstr("location", "")
+    respond(conn, req, req.qint("status", 200), b"ok",
+            [("Content-Type", "text/plain")] + ([("Location", location)] if location else []))
     if conn.read_head() is None:
         return CLOSE
     with STATS_LOCK:

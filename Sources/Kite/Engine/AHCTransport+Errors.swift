@@ -17,6 +17,13 @@ extension AHCTransport {
         if error is IdleWriteTimeoutError {
             return self.timeout(.idleWrite, configured: self.configuration.idleWriteTimeout, underlying: error)
         }
+        if error is StaleConnectionWatch.ClosedBeforeAnswer {
+            return KiteError(
+                code: .connectionLost,
+                message: "the server closed the connection, which had served an earlier request, before it answered",
+                underlyingError: error
+            )
+        }
         if error is CancellationError {
             return KiteError(code: .cancelled, message: "the request was cancelled", underlyingError: error)
         }

@@ -43,7 +43,8 @@ import Testing
         }
     }
 
-    static let closedMessage = "the server closed the connection, which had served an earlier request, before it answered"
+    static let closedMessage =
+        "the server closed the connection, which had served an earlier request, before it answered"
 
     @Test(arguments: ["fin", "rst"])
     func anIdempotentRequestOnAConnectionTheServerClosedIsSentAgain(how: String) async throws {

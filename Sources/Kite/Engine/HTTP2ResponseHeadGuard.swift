@@ -13,6 +13,11 @@ import NIOHTTP2
 /// RFC 9113 §8.6); anything else fails the exchange as ``KiteError/Code/invalidResponse`` naming the value, and the
 /// rest of the stream is dropped (the engine resets it on the error). Trailers, after the final head, carry no
 /// `:status` and pass.
+///
+/// An interim head that ends the stream is malformed (RFC 9113 §8.1) and refused the same way: the codec passes no
+/// end for it, and the request waited for its idle-read timeout. And an answer that has no content by its status
+/// (204, 304; RFC 9110 §6.4.1) has its DATA payloads dropped (their ends kept), as NIO's HTTP/1 decoder drops such a
+/// body: NIOHTTP2 and async-http-client deliver them (NIOHTTP2 refuses DATA on an answer to `HEAD` itself).
 final class HTTP2ResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias InboundOut = HTTP2Frame.FramePayload
@@ -20,8 +25,8 @@ final class HTTP2ResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandl
     private enum Stage {
         /// Until the final head: interim (1xx) heads may come first.
         case head
-        /// After the final head.
-        case rest
+        /// After the final head; `content` when the answer may have a body.
+        case rest(content: Bool)
         /// A head was refused: the stream's remaining frames are dropped.
         case refused
     }
@@ -39,17 +44,28 @@ final class HTTP2ResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandl
         switch self.stage {
         case .refused:
             return
-        case .rest:
+        case .rest(content: true):
             break
+        case .rest(content: false):
+            if case .data(var payload) = self.unwrapInboundIn(data), payload.data.readableBytes > 0 {
+                payload.data = .byteBuffer(context.channel.allocator.buffer(capacity: 0))
+                payload.paddingBytes = nil
+                context.fireChannelRead(self.wrapInboundOut(.data(payload)))
+                return
+            }
         case .head:
             if case .headers(let headers) = self.unwrapInboundIn(data) {
-                switch Self.status(in: headers.headers) {
+                var outcome = Self.status(in: headers.headers)
+                if case .success(let status) = outcome, status < 200, headers.endStream {
+                    outcome = .failure(Problem(reason: "the server ended the stream after an interim head (\(status))"))
+                }
+                switch outcome {
                 case .failure(let problem):
                     self.stage = .refused
                     context.fireErrorCaught(KiteError(code: .invalidResponse, message: problem.reason))
                     return
                 case .success(let status):
-                    if status >= 200 { self.stage = .rest }
+                    if status >= 200 { self.stage = .rest(content: status != 204 && status != 304) }
                 }
             }
         }

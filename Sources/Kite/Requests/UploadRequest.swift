@@ -33,18 +33,36 @@ final class OneShotBody: Sendable {
     private let makeIterator: @Sendable () -> (() async throws -> ByteBuffer?)
     private let used = NIOLockedValueBox(false)
 
+    /// The largest buffer one element of the sequence is handed to the engine in: a larger element is copied in
+    /// pieces of this size, as it is pulled. A `ByteBuffer` holds less than 4 GiB (NIO traps on a larger capacity),
+    /// and a piece the engine keeps keeps only itself.
+    static let largestPiece = 1 << 20
+
+    /// - Parameter pieceSize: The largest buffer an element is handed over in; ``largestPiece`` but in tests.
     init<Stream: AsyncSequence & Sendable>(
         _ stream: Stream,
         length: Int64?,
-        replayable: Bool = false
+        replayable: Bool = false,
+        pieceSize: Int = OneShotBody.largestPiece
     ) where Stream.Element: DataProtocol {
         self.length = length
         self.replayable = replayable
         self.makeIterator = {
             var iterator = stream.makeAsyncIterator()
+            // The element being handed over in pieces, and where its next piece starts.
+            var pending: (bytes: Stream.Element, start: Stream.Element.Index)?
             return {
-                guard let bytes = try await iterator.next() else { return nil }
-                return ByteBuffer(bytes: bytes)
+                let (bytes, start): (Stream.Element, Stream.Element.Index)
+                if let pending {
+                    (bytes, start) = pending
+                } else {
+                    guard let next = try await iterator.next() else { return nil }
+                    guard next.count > pieceSize else { return ByteBuffer(bytes: next) }
+                    (bytes, start) = (next, next.startIndex)
+                }
+                let end = bytes.index(start, offsetBy: pieceSize, limitedBy: bytes.endIndex) ?? bytes.endIndex
+                pending = end < bytes.endIndex ? (bytes, end) : nil
+                return ByteBuffer(bytes: bytes[start..<end])
             }
         }
     }

@@ -40,8 +40,11 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// handed to the proxy whole, in absolute form (`GET http://host/path HTTP/1.1`, RFC 9112 §3.2.2), as curl,
     /// python-requests, Go and OkHttp send them.
     ///
+    /// A host or port a request URL could not have (a port outside 1...65535, a percent-encoded or over-long host)
+    /// fails each request with ``KiteError/Code-swift.struct/proxyFailed`` naming the proxy and the reason.
+    ///
     /// - Parameters:
-    ///   - host: The proxy's host name or IP address.
+    ///   - host: The proxy's host name or IP address (an IPv6 address without brackets).
     ///   - port: The proxy's port.
     ///   - authorization: The credential sent to the proxy as `Proxy-Authorization: Basic`, if it needs one: on
     ///     each `CONNECT` and on each plain `http` request, never to a server.
@@ -70,8 +73,11 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible {
 
     /// Every request through a SOCKS5 proxy (without authentication: the engine has no SOCKS authentication).
     ///
+    /// A host or port a request URL could not have fails each request with
+    /// ``KiteError/Code-swift.struct/proxyFailed``, as with ``http(host:port:authorization:tunnelsPlainHTTP:)``.
+    ///
     /// - Parameters:
-    ///   - host: The proxy's host name or IP address.
+    ///   - host: The proxy's host name or IP address (an IPv6 address without brackets).
     ///   - port: The proxy's port.
     /// - Returns: The configuration.
     public static func socks(host: String, port: Int = 1080) -> ProxyConfiguration {
@@ -88,7 +94,7 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter url: An `http` or `https` URL.
     /// - Returns: The proxy's URL (`http://host:port` or `socks5://host:port`), or `nil`.
-    /// - Throws: ``KiteError`` with code `proxyFailed` when the variable that applies cannot be used.
+    /// - Throws: ``KiteError`` with code `proxyFailed` when the variable or server that applies cannot be used.
     public func proxy(for url: URL) throws(KiteError) -> URL? {
         let scheme = url.scheme?.lowercased() ?? "http"
         guard var host = url.host, !host.isEmpty else { return nil }

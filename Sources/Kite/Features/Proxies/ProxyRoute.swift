@@ -27,6 +27,8 @@ import Darwin
 ///   (for both the engine sends the target's host name to the proxy), port 1080 when none is given, an IPv6 host
 ///   in brackets, a percent-encoded user and password (HTTP proxies only), and any path ignored. A value that
 ///   cannot be used fails the requests that would go through it with ``KiteError/Code-swift.struct/proxyFailed``.
+/// - A proxy's host and port, from a variable or an explicit server, are checked as a request URL's are
+///   (``problem(of:)``); one that fails the check fails the requests that would go through it in the same way.
 struct ProxyRoute: ProxySelecting {
     /// What one scheme's requests do unless `no_proxy` sends them direct, decided once.
     private enum Choice: Sendable {
@@ -51,7 +53,13 @@ struct ProxyRoute: ProxySelecting {
         case .none:
             (self.http, self.https, self.bypass) = (.direct, .direct, NoProxy(""))
         case .server(let server):
-            (self.http, self.https, self.bypass) = (.proxy(server), .proxy(server), NoProxy(""))
+            var choice = Choice.proxy(server)
+            if let reason = Self.problem(of: server) {
+                choice = .failure(
+                    KiteError(code: .proxyFailed, message: "the proxy \(server) cannot be used: \(reason)")
+                )
+            }
+            (self.http, self.https, self.bypass) = (choice, choice, NoProxy(""))
         case .environment(let variables):
             let environment = variables ?? ProcessInfo.processInfo.environment
             func variable(_ name: String) -> (name: String, value: String)? {
@@ -177,7 +185,24 @@ struct ProxyRoute: ProxySelecting {
         if kind == .socks, credential != nil {
             throw failure("SOCKS proxies with credentials are not supported (the engine has no SOCKS authentication)")
         }
-        return ProxyServer(kind: kind, host: String(host), port: port, credential: credential)
+        let server = ProxyServer(kind: kind, host: String(host), port: port, credential: credential)
+        if let reason = Self.problem(of: server) { throw failure(reason) }
+        return server
+    }
+
+    /// Why the engine cannot be given `server`'s host and port, or `nil`. async-http-client connects to the proxy by
+    /// them and, for a plain `http` request in absolute form, parses them as a URL's authority, so they must pass
+    /// the checks every request's authority passes (``RequestHeadCheck``): a port outside 1...65535 or a host it
+    /// would percent-decode (`%5D`) traps in async-http-client and NIO as a request URL's would. The one check for
+    /// both a ``ProxyConfiguration/http(host:port:authorization:tunnelsPlainHTTP:)`` or
+    /// ``ProxyConfiguration/socks(host:port:)`` server and an environment variable's.
+    static func problem(of server: ProxyServer) -> String? {
+        var host = server.host
+        if host.contains(":") {
+            // An IPv6 address, as a URL writes it: in brackets, with a zone's "%" encoded (RFC 6874).
+            host = "[" + host.replacingOccurrences(of: "%", with: "%25") + "]"
+        }
+        return RequestHeadCheck.problem(authority: "\(host):\(server.port)").map { "it " + $0 }
     }
 
     /// `value` with any password replaced by `***`: whatever lies between the first `:` after the scheme and the

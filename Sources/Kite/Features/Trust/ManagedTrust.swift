@@ -28,6 +28,16 @@ final class ManagedTrust: ServerTrustDecisions {
 
     func tlsConfiguration(forHost host: String) throws(KiteError) -> TLSConfiguration? {
         guard let verification = try self.evaluator(forHost: host)?.handshakeVerification else { return nil }
+        // The engine keeps connections apart by a hash of their TLS configuration, which swift-nio-ssl makes from
+        // the key's encoding, trapping when the key has none.
+        if let keyType = self.options.clientIdentity?.unencodableKeyType {
+            throw KiteError(
+                code: .invalidRequest,
+                message: "the client certificate's \(keyType) key cannot be used with a ServerTrustManager (the TLS "
+                    + "library encodes RSA and EC keys only, and a per-host TLS configuration needs the encoding); "
+                    + "use an RSA or EC key, or no ServerTrustManager"
+            )
+        }
         if let made = self.configurations.withLockedValue({ $0[verification] }) { return made }
         let made = try self.options.makeConfiguration(verification: verification)
         self.configurations.withLockedValue { $0[verification] = made }

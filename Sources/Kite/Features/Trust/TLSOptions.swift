@@ -112,6 +112,11 @@ public struct ClientIdentity: Sendable {
     /// The chain and the key as the TLS library takes them.
     let tlsChain: [NIOSSLCertificate]
     let tlsKey: NIOSSLPrivateKey
+    /// The key's type ("Ed25519") when the TLS library cannot encode the key, else `nil`. BoringSSL encodes RSA, EC
+    /// and DSA keys only, and swift-nio-ssl hashes a TLS configuration by its key's encoding, trapping when there is
+    /// none: so ``ManagedTrust`` refuses to make the per-host configuration a ``ServerTrustManager`` asks for, which
+    /// the engine hashes, with such a key. Without a trust manager nothing hashes it, and the key works.
+    let unencodableKeyType: String?
 
     /// - Parameters:
     ///   - certificateChain: The client certificate first, then any intermediates.
@@ -129,6 +134,13 @@ public struct ClientIdentity: Sendable {
                 underlyingError: error
             )
         }
+        self.unencodableKeyType = Self.unencodableType(of: self.tlsKey, named: privateKey.description)
+    }
+
+    /// `name`'s algorithm ("Ed25519" of "Ed25519.PrivateKey") when `key` has no DER encoding, else `nil`.
+    private static func unencodableType(of key: NIOSSLPrivateKey, named name: String) -> String? {
+        guard (try? key.derBytes) == nil else { return nil }
+        return String(name.prefix { $0 != "." })
     }
 
     /// Loads the chain and the key from PEM files (the key may also sit in the certificate file).
@@ -156,13 +168,34 @@ public struct ClientIdentity: Sendable {
 
     /// Loads the chain and the key from a PKCS#12 file (`.p12`, `.pfx`), as keychains and browsers export them.
     ///
-    /// - Throws: ``KiteError`` `invalidRequest` naming the file when it cannot be read or decrypted.
+    /// A file without a private key (a trust store), or whose certificates are none of them the key's, is refused
+    /// before the TLS library reads it, since it would stop the process.
+    ///
+    /// - Throws: ``KiteError`` `invalidRequest` naming the file when it cannot be read or decrypted, or holds no
+    ///   private key or no certificate for its key.
     public init(pkcs12File: URL, passphrase: String? = nil) throws(KiteError) {
+        let contents: [UInt8]
         do {
-            let bundle = try NIOSSLPKCS12Bundle(file: pkcs12File.path, passphrase: passphrase.map { Array($0.utf8) })
+            contents = Array(try DownloadFiles.contents(of: pkcs12File))
+        } catch {
+            throw KiteError(
+                code: .invalidRequest,
+                message: "could not read \(pkcs12File.path): \(error)",
+                underlyingError: error
+            )
+        }
+        if let reason = PKCS12Check.problem(in: contents, passphrase: passphrase) {
+            throw KiteError(code: .invalidRequest, message: "the PKCS#12 file \(pkcs12File.path) \(reason)")
+        }
+        do {
+            let bundle = try NIOSSLPKCS12Bundle(buffer: contents, passphrase: passphrase.map { Array($0.utf8) })
             self.tlsChain = bundle.certificateChain
             self.tlsKey = bundle.privateKey
             self.certificateChain = try bundle.certificateChain.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+            self.unencodableKeyType = Self.unencodableType(
+                of: bundle.privateKey,
+                named: self.certificateChain.first?.publicKey.description ?? "unknown"
+            )
         } catch {
             throw KiteError(
                 code: .invalidRequest,

@@ -58,6 +58,8 @@ import X509
         options: [String: String]
     ) async -> String? {
         switch kind {
+        case let kind where kind.hasPrefix("h2-"):
+            return await Self.runHTTP2(kind, url, configuration: configuration, options: options)
         case "identity", "proxy", "upload-element":
             return await Self.runInputs(kind, url, configuration: configuration, options: options)
         default:

@@ -52,7 +52,9 @@ final class AHCTransport: Transport {
         let watches = UploadWatch.Registry()
         self.uploadWatches = watches
         config.http1_1ConnectionDebugInitializer = { channel in
-            channel.eventLoop.submit {
+            // On the connection's event loop, where AHC calls this: the handlers are in place before AHC hands the
+            // connection to its pool.
+            channel.eventLoop.makeCompletedFuture {
                 try Self.allowLargeReads(on: channel)
                 try loops.install(on: channel)
                 try watches.install(on: channel)
@@ -71,7 +73,9 @@ final class AHCTransport: Transport {
             }
         }
         config.http2ConnectionDebugInitializer = { channel in
-            channel.eventLoop.submit {
+            // On the connection's event loop, where AHC calls this: the handlers are in place before AHC hands the
+            // connection to its pool.
+            channel.eventLoop.makeCompletedFuture {
                 try Self.allowLargeReads(on: channel)
                 let operations = channel.pipeline.syncOperations
                 try operations.addHandler(
@@ -83,10 +87,18 @@ final class AHCTransport: Transport {
         }
         // Every stream carries the upload watches' handler, which also removes their tag from the head.
         config.http2StreamChannelDebugInitializer = { stream in
-            stream.eventLoop.submit {
+            // AHC calls this on the stream's event loop (inside the multiplexer's stream initializer) and writes the
+            // request when the returned future completes. Completed here, the request is written in this same call;
+            // a future completed on a later turn would leave a turn in which a closing connection or the pool's
+            // shutdown fails the stream before AHC's handler has its request, which it force-unwraps
+            // (`HTTP2ClientRequestHandler.swift:249`).
+            stream.eventLoop.makeCompletedFuture {
                 HTTP2ConnectionErrorHandler.watch(stream: stream)
+                // First: the handlers added after the codec below go between the codec and this one.
+                try HTTP2ResponseEndHold.install(onStream: stream)
                 try watches.install(onStream: stream)
                 try HTTP2ResponseHeadGuard.install(onStream: stream)
+                try HTTP2SendWindowWatch.install(onStream: stream)
                 trust?.installHTTP2Stream(on: stream)
                 probe?.installHTTP2Stream(on: stream)
                 if let idleRead {
@@ -110,6 +122,9 @@ final class AHCTransport: Transport {
             configuration.maximumConnectionsPerHost
         )
         config.connectionPool.idleTimeout = TimeAmount(configuration.connectionIdleTimeout)
+        // An HTTP/2 connection has 2^30 client stream IDs, and NIOHTTP2 1.46 traps computing the one after the last
+        // (`HTTP2CommonInboundStreamMultiplexer.swift:325`): AHC retires a connection after this many streams.
+        config.maximumUsesPerConnection = 1 << 29
         config.httpVersion = configuration.http1Only ? .http1Only : .automatic
         self.clients = EngineClients(
             configuration: config,

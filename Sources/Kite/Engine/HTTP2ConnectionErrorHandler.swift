@@ -34,10 +34,24 @@ import NIOHTTP2
 /// requests on a connection) that they were refused. NIOHTTP2 1.46 closes them with `CANCEL`, which a server's
 /// `RST_STREAM` also sends for a stream it may have processed, although its documentation says `REFUSED_STREAM`
 /// (`StreamClosedEvent`); with `REFUSED_STREAM` the request is sent again on another connection (RFC 9113 §8.7).
+///
+/// It refuses server push. Kite's `SETTINGS` say `ENABLE_PUSH = 0`, but NIOHTTP2 1.46 enforces that only once the
+/// server has acknowledged them, and accepts a `PUSH_PROMISE` until then. AHC's idle handler counts every stream
+/// NIOHTTP2 reports, so the pushed stream's closing made the pool release a stream it never leased, and the request's
+/// own closing then trapped (`precondition(usedStreams > 0)`, `HTTPConnectionPool+HTTP2Connections.swift:242`). So a
+/// `PUSH_PROMISE` goes no further: the handler resets the promised stream (`REFUSED_STREAM`) before NIOHTTP2 reads the
+/// next frame, and it never passes on the opening or closing of a stream the server started (an even ID).
+///
+/// It also watches the server's initial stream window (``HTTP2SendWindowWatch``, see there): a `SETTINGS` that lowers
+/// it retires the connection as a connection error does, and marks its streams, so that none hands NIOHTTP2 the empty
+/// `DATA` frame that NIOHTTP2 traps on when the stream's window is below zero.
 final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
 
+    /// The server's initial stream window and the streams' guards (found here by each stream's guard).
+    let sendWindow = HTTP2SendWindowWatch()
     /// Streams opened and not yet closed, as NIOHTTP2 reports them to AHC's idle handler behind this one.
     private var openStreams = 0
     /// Streams opened so far.
@@ -48,18 +62,42 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannel
     private var lastProcessedStream: HTTP2StreamID?
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .goAway(let lastStreamID, _, _) = self.unwrapInboundIn(data).payload {
+        switch self.unwrapInboundIn(data).payload {
+        case .goAway(let lastStreamID, _, _):
             self.lastProcessedStream = min(self.lastProcessedStream ?? .maxID, lastStreamID)
+        case .pushPromise(let push):
+            // Written straight into NIOHTTP2's handler, which closes the promised stream before it reads on: frames
+            // the server sends for it are then those of a stream reset a moment ago, which NIOHTTP2 ignores.
+            let refusal = HTTP2Frame(streamID: push.pushedStreamID, payload: .rstStream(.refusedStream))
+            context.writeAndFlush(self.wrapOutboundOut(refusal), promise: nil)
+            return
+        case .settings(.settings(let settings)):
+            guard self.sendWindow.settingsReceived(settings) else { break }
+            // AHC's idle handler reads the settings first (its stream limit), then hears of the retirement.
+            context.fireChannelRead(data)
+            self.sendWindow.abandonWaitingFrames()
+            // The settings' ACK and the abandoned streams' resets go out before AHC closes a connection that the
+            // retirement leaves with no stream open.
+            context.flush()
+            self.retire(context: context)
+            self.closeWhenIdle(context: context)
+            return
+        default:
+            break
         }
         context.fireChannelRead(data)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is NIOHTTP2StreamCreatedEvent:
+        case let created as NIOHTTP2StreamCreatedEvent:
+            // A pushed stream (refused in `channelRead`) is none of the pool's.
+            guard !created.streamID.isServerInitiated else { return }
             self.openStreams += 1
             self.createdStreams += 1
+            self.sendWindow.streamOpened(initialWindowSize: created.localInitialWindowSize)
         case let closed as StreamClosedEvent:
+            guard !closed.streamID.isServerInitiated else { return }
             self.openStreams = max(0, self.openStreams - 1)
             // NIOHTTP2 fires the closures a GOAWAY causes after the GOAWAY frame.
             if closed.reason == .cancel, let last = self.lastProcessedStream, closed.streamID > last {
@@ -78,28 +116,37 @@ final class HTTP2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannel
             context.fireErrorCaught(error)
             return
         }
-        if !self.retired {
-            self.retired = true
-            let goAway = HTTP2Frame(
-                streamID: .rootStream,
-                payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil)
-            )
-            context.fireChannelRead(self.wrapInboundOut(goAway))
-        }
+        self.retire(context: context)
         context.fireErrorCaught(error)
-        let loop = context.eventLoop.assumeIsolated()
         if error is NIOHTTP2Errors.NoSuchStream {
-            loop.execute {
+            context.eventLoop.assumeIsolated().execute {
                 guard context.channel.isActive else { return }
                 Self.readBufferedFrames(context: context)
             }
         }
-        // AHC's idle handler does not close a connection that gets a GOAWAY with no stream open. A stream the pool
-        // handed out just before the GOAWAY is created, and counted, only when its head is written, a turn or two of
-        // the event loop later, and closing at once would cut it: a second's grace lets it start, and AHC then
-        // closes after it.
+        self.closeWhenIdle(context: context)
+    }
+
+    /// Passes AHC a `GOAWAY` of its own, once: its pool then sends no new stream to the connection.
+    private func retire(context: ChannelHandlerContext) {
+        guard !self.retired else { return }
+        self.retired = true
+        let goAway = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .goAway(lastStreamID: .maxID, errorCode: .noError, opaqueData: nil)
+        )
+        context.fireChannelRead(self.wrapInboundOut(goAway))
+    }
+
+    /// Closes the retired connection in a second if no stream is open then and none opened meanwhile.
+    ///
+    /// AHC's idle handler does not close a connection that gets a GOAWAY with no stream open. A stream the pool
+    /// handed out just before the GOAWAY is created, and counted, only when its head is written, a turn or two of
+    /// the event loop later, and closing at once would cut it: a second's grace lets it start, and AHC then
+    /// closes after it.
+    private func closeWhenIdle(context: ChannelHandlerContext) {
         let created = self.createdStreams
-        loop.scheduleTask(in: .seconds(1)) {
+        context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
             guard context.channel.isActive, self.openStreams == 0, self.createdStreams == created else { return }
             context.close(promise: nil)
         }

@@ -60,6 +60,12 @@ import X509
         switch kind {
         case let kind where kind.hasPrefix("h2-"):
             return await Self.runHTTP2(kind, url, configuration: configuration, options: options)
+        case "cache-remove":
+            // A URL a caller names to the cache, which is not a request's (no scheme, another scheme).
+            guard let target = URL(string: url) else { return "error invalidURL \(url)" }
+            let cache = ResponseCache()
+            await cache.removeCachedResponses(for: target)
+            return "response - \(await cache.cachedResponses(for: target).count)"
         case "identity", "proxy", "upload-element":
             return await Self.runInputs(kind, url, configuration: configuration, options: options)
         default:

@@ -64,6 +64,15 @@ import Testing
         )
     }
 
+    // MARK: A URL without a scheme named to the cache (swift-http-types' HTTPRequest(method:url:))
+
+    @Test(arguments: ["relative/path", "//host/x", "mailto:kite@example.com", "file:///etc/passwd"])
+    func theCacheTakesAURLNoRequestCouldHave(url: String) async throws {
+        let outcome = try await Probe.run("cache-remove", url)
+        #expect(outcome.exitedNormally, "\(outcome)")
+        #expect(outcome.output == "response - 0", "\(outcome)")
+    }
+
     // MARK: A port above 65535 (NIO's SocketAddress)
 
     @Test(arguments: [

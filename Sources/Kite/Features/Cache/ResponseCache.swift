@@ -134,9 +134,12 @@ public final class ResponseCache: Sendable {
         await self.store.removeAll()
     }
 
-    /// The cache key of a `GET` of `url`: the absolute URL without its fragment, scheme and host lowercased.
+    /// The cache key of a `GET` of `url`: the absolute URL without its fragment, scheme and host lowercased; `nil`
+    /// for a URL no request could have. The head is made as a request's is: swift-http-types' `HTTPRequest(method:url:)`
+    /// traps on a URL without a scheme ("Schemeless URL is not supported").
     static func key(for url: URL) -> String? {
-        Self.key(for: HTTPRequest(method: .get, url: url))
+        guard let head = try? RequestDraft(method: .get, url: url).makeHTTPRequest() else { return nil }
+        return Self.key(for: head)
     }
 
     /// The cache key of `head`, or `nil` when it has no absolute URL.

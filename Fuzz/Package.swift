@@ -10,7 +10,10 @@ import PackageDescription
 // reuses them and compiles only the two modules below: minutes instead of another build of async-http-client, NIO's
 // TLS and two copies of BoringSSL. The price: coverage and AddressSanitizer stop at Kite's code (zlib, NIO and
 // Foundation were never under AddressSanitizer; libFuzzer's edges inside them are no longer counted).
-let instrumented: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+//
+// `-enable-testing` lets the targets' `@testable import` reach Kite's internal parsers in a release build too
+// (`Fuzz/fuzz.sh build-release`: the dependencies optimised, for long runs of the whole-client targets).
+let instrumented: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-enable-testing"])]
 
 let package = Package(
     name: "KiteFuzz",
@@ -64,8 +67,14 @@ let package = Package(
             name: "KiteFuzz",
             dependencies: [
                 "KiteUnderFuzz",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -29,6 +29,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case cacheControl
     case cacheFreshness
     case cacheEntry
+    case client
+    case clientHTTP2
 
     /// The target `KITE_FUZZ_TARGET` names.
     static let selected: FuzzTarget = {
@@ -48,6 +50,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     var timeBound: Duration {
         switch self {
         case .xmlDocument, .xmlParser: .milliseconds(250)
+        // A whole exchange on real sockets (a TLS handshake for HTTP/2), and up to 4 MiB sent: the wall-clock bound
+        // is the harness's own (`ClientHarness.bound`).
+        case .client, .clientHTTP2: .seconds(3)
         default: Self.timeBound
         }
     }
@@ -84,6 +89,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .cacheControl: Self.fuzzCacheControl(input)
         case .cacheFreshness: Self.fuzzCacheFreshness(input)
         case .cacheEntry: Self.fuzzCacheEntry(input)
+        case .client: Self.fuzzClient(input, http2: false)
+        case .clientHTTP2: Self.fuzzClient(input, http2: true)
         }
     }
 }

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 
@@ -46,6 +47,7 @@ extension FuzzTarget {
                 && !path.unicodeScalars.contains { $0.properties.generalCategory == .control },
             "\(String(reflecting: text)) gives the path \(String(reflecting: path))"
         )
+        Self.requireTheEngineReadsTheSameTarget(scheme: scheme, authority: authority, path: path, text: text)
         guard let quick = RequestDraft.requestTarget(ofAbsolute: url.absoluteString, hasBase: url.baseURL != nil),
             let slow = try? draft.requestTargetFromAccessors()
         else { return }
@@ -56,15 +58,48 @@ extension FuzzTarget {
         )
     }
 
+    /// The engine's own reading of a head Kite accepted: async-http-client parses the URL again and makes its
+    /// connection target (`HTTPClient.Request(url:)` does both, through `DeconstructedURL` and `ConnectionTarget`,
+    /// where a port above 65535 trapped). It must connect to the host and port Kite checked, a port in 1...65535, and
+    /// a host without NUL (async-http-client percent-decodes it).
+    private static func requireTheEngineReadsTheSameTarget(
+        scheme: String,
+        authority: String,
+        path: String,
+        text: String
+    ) {
+        guard let engine = try? HTTPClient.Request(url: "\(scheme)://\(authority)\(path)") else { return }
+        let (host, port) = Self.split(authority)
+        var expected = String(host)
+        if expected.hasPrefix("[") {
+            // An IP literal is kept in brackets; a zone makes it a name (NIO's address parser refuses zones), sent
+            // decoded to the resolver.
+            expected =
+                expected.contains("%25")
+                ? String(expected.dropFirst().dropLast()).replacingOccurrences(of: "%25", with: "%") : expected
+        }
+        let expectedPort = port ?? (scheme == "https" ? 443 : 80)
+        require(
+            (1...65535).contains(engine.port) && engine.port == expectedPort,
+            "\(String(reflecting: text)): the engine connects to port \(engine.port), Kite checked \(expectedPort)"
+        )
+        require(
+            engine.host.caseInsensitiveCompare(expected) == .orderedSame && !engine.host.utf8.contains(0),
+            "\(String(reflecting: text)): the engine connects to \(String(reflecting: engine.host)), Kite sends \(expected)"
+        )
+    }
+
+    /// An authority's host (IPv6 literals in their brackets) and port.
+    private static func split(_ authority: String) -> (host: Substring, port: Int?) {
+        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") else {
+            return (authority[...], nil)
+        }
+        return (authority[..<colon], Int(authority[authority.index(after: colon)...]))
+    }
+
     /// Whether two authorities name the same host and port: a port's leading zeros, which `URL` drops, aside.
     private static func sameAuthority(_ a: String, _ b: String) -> Bool {
-        func split(_ authority: String) -> (host: Substring, port: Int?) {
-            guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") else {
-                return (authority[...], nil)
-            }
-            return (authority[..<colon], Int(authority[authority.index(after: colon)...]))
-        }
-        let (left, right) = (split(a), split(b))
+        let (left, right) = (Self.split(a), Self.split(b))
         return left.host == right.host && left.port == right.port
     }
 

@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line138()
     }
 
-    /// README.md:237
-    @Test func README_md_237() async throws {
+    /// README.md:249
+    @Test func README_md_249() async throws {
         try await DocServer.start()
-        try await READMEExamples.line237()
+        try await READMEExamples.line249()
     }
 
-    /// README.md:274
-    @Test func README_md_274() async throws {
+    /// README.md:286
+    @Test func README_md_286() async throws {
         try await DocServer.start()
-        try await READMEExamples.line274()
+        try await READMEExamples.line286()
     }
 
-    /// README.md:406
-    @Test func README_md_406() async throws {
+    /// README.md:418
+    @Test func README_md_418() async throws {
         try await DocServer.start()
-        try await READMEExamples.line406()
+        try await READMEExamples.line418()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

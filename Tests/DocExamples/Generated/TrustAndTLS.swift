@@ -22,8 +22,8 @@ enum TrustAndTLSExamples {
         let session = Session(configuration: configuration)
     }
 
-    /// Sources/Kite/Kite.docc/TrustAndTLS.md:44
-    static func line44() async throws {
+    /// Sources/Kite/Kite.docc/TrustAndTLS.md:48
+    static func line48() async throws {
         let pinnedFile = URL(fileURLWithPath: "pinned.pem")
         let manager = ServerTrustManager(evaluators: [
             "api.example.com": PinnedCertificatesTrustEvaluator(certificates: try Certificates.load(from: pinnedFile)),
@@ -34,8 +34,8 @@ enum TrustAndTLSExamples {
         let session = Session(configuration: .default, serverTrustManager: manager)
     }
 
-    /// Sources/Kite/Kite.docc/TrustAndTLS.md:78
-    static func line78() async throws {
+    /// Sources/Kite/Kite.docc/TrustAndTLS.md:82
+    static func line82() async throws {
         let policy = SecurityPolicy(pinningMode: .certificate,
                                     pinnedCertificates: try SecurityPolicy.certificates(in: .main))  // a package's: .module
         policy.allowInvalidCertificates = false  // the default

@@ -60,6 +60,23 @@ import X509
         switch kind {
         case let kind where kind.hasPrefix("h2-"):
             return await Self.runHTTP2(kind, url, configuration: configuration, options: options)
+        case "download-big-head":
+            // A POST download (the delegate API, with a body) whose head holds a field of `header-bytes` bytes.
+            let size = Int(options["header-bytes"] ?? "") ?? 8_000_000
+            var headers = HTTPFields()
+            try? headers.add(name: "X-Big", value: String(repeating: "a", count: size))
+            let session = Session(configuration: configuration)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kite-probe-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let response = await session.download(
+                url,
+                method: .post,
+                parameters: ["q": "hello"],
+                headers: headers,
+                to: DownloadRequest.suggestedDownloadDestination(in: folder)
+            ).serializingDownloadedFileURL().response
+            try? await session.shutdown()
+            return Self.line(response.response?.status.code, nil, response.error)
         case "cache-remove":
             // A URL a caller names to the cache, which is not a request's (no scheme, another scheme).
             guard let target = URL(string: url) else { return "error invalidURL \(url)" }

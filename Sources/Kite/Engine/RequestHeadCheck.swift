@@ -16,6 +16,13 @@ enum RequestHeadCheck {
     static let maximumHostLength = 253
     /// The most header fields a request or a response may have: `HTTPFields` traps at 65,535.
     static let maximumFieldCount = 10_000
+    /// The most bytes a request's header fields may hold (names and values): nginx takes 32 KiB, Apache 8 KiB a
+    /// field. async-http-client 1.37 traps when a download's or stream's head is too large for the socket to take at
+    /// once and the server answers 2xx before reading it (`RequestBag+StateMachine.swift:170`; 8 MB on loopback).
+    static let maximumFieldBytes = 256 * 1024
+    /// The longest IPv6 zone (RFC 6874): an interface name (Linux and Darwin keep them under 16 bytes) or index. A
+    /// bracketed host with a long zone reaches a SOCKS proxy as a name whose length NIOSOCKS writes in one byte.
+    static let maximumZoneLength = 15
 
     /// Refuses a head the engine must not get.
     ///
@@ -33,6 +40,17 @@ enum RequestHeadCheck {
                 code: .invalidHeader,
                 message: "the request has \(head.headerFields.count) header fields, more than "
                     + "\(Self.maximumFieldCount)",
+                request: summary ?? RequestSummary(head)
+            )
+        }
+        var bytes = 0
+        for field in head.headerFields {
+            bytes += field.name.rawName.utf8.count + field.value.utf8.count
+        }
+        if bytes > Self.maximumFieldBytes {
+            throw KiteError(
+                code: .invalidHeader,
+                message: "the request's header fields hold \(bytes) bytes, more than \(Self.maximumFieldBytes)",
                 request: summary ?? RequestSummary(head)
             )
         }
@@ -73,8 +91,12 @@ enum RequestHeadCheck {
                 }
                 // A zone (RFC 6874) is sent to the resolver decoded: only unreserved bytes, so none decodes to NUL.
                 if let zone = literal.range(of: "%25") {
-                    for byte in literal[zone.upperBound...].utf8.dropLast() where !Self.isUnreserved(byte) {
+                    let name = literal[zone.upperBound...].utf8.dropLast()
+                    for byte in name where !Self.isUnreserved(byte) {
                         return "has the byte \(Self.shown(byte)) in the zone of its IPv6 host"
+                    }
+                    if name.count > Self.maximumZoneLength {
+                        return "has an IPv6 zone of \(name.count) bytes, longer than \(Self.maximumZoneLength)"
                     }
                 }
                 index = close + 1

@@ -64,6 +64,45 @@ import Testing
         )
     }
 
+    // MARK: A huge request head answered before it was read (async-http-client's RequestBag)
+
+    @Test func aDownloadWhoseHeadIsTooLargeIsRefusedBeforeItIsSent() async throws {
+        // The server answers 200 before reading, as one that refuses a huge head does; with an 8 MB head the socket
+        // is still unwritable then, and async-http-client trapped once it turned writable.
+        let server = try Sockets.EarlyAnswer(
+            head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+            rest: "0\r\n\r\n",
+            delay: .milliseconds(300)
+        )
+        let outcome = try await Probe.run("download-big-head", "http://127.0.0.1:\(server.port)/")
+        #expect(outcome.exitedNormally, "\(outcome)")
+        #expect(outcome.output.hasPrefix("error invalidHeader the request's header fields hold 80000"), "\(outcome)")
+        #expect(outcome.output.hasSuffix("bytes, more than 262144"), "\(outcome)")
+        // Within the limit the same exchange works.
+        let small = try await Probe.run(
+            "download-big-head",
+            "http://127.0.0.1:\(server.port)/",
+            ["--header-bytes", "1000"]
+        )
+        #expect(small.output == "response 200 0", "\(small)")
+    }
+
+    // MARK: A long IPv6 zone through a SOCKS proxy (NIOSOCKS writes a name's length in one byte)
+
+    @Test func aLongIPv6ZoneIsAnInvalidURL() async throws {
+        // A SOCKS5 proxy that selects "no authentication" at once: the client then writes its request for the host.
+        let proxy = try Sockets.EarlyAnswer(head: "\u{5}\u{0}", rest: "", delay: .zero)
+        let zone = String(repeating: "x", count: 300)
+        let url = "https://[fe80::1%25\(zone)]/"
+        let options = ["--proxy-host", "127.0.0.1", "--proxy-port", "\(proxy.port)", "--proxy-kind", "socks"]
+        let outcome = try await Probe.run("proxy", url, options)
+        #expect(outcome.exitedNormally, "\(outcome)")
+        #expect(
+            outcome.output == "error invalidURL URL \"\(url)\" has an IPv6 zone of 300 bytes, longer than 15",
+            "\(outcome)"
+        )
+    }
+
     // MARK: A URL without a scheme named to the cache (swift-http-types' HTTPRequest(method:url:))
 
     @Test(arguments: ["relative/path", "//host/x", "mailto:kite@example.com", "file:///etc/passwd"])

@@ -38,6 +38,49 @@ enum Sockets {
         try Self.bindLoopback().1
     }
 
+    /// A listener on 127.0.0.1 that answers each connection before reading a byte of its request, as a server that
+    /// refuses a huge request head does: after `delay` it writes `head`, then reads and drops the request until the
+    /// client closes or pauses (50 ms), writes `rest`, and closes. One thread per connection, never the pool's.
+    final class EarlyAnswer: Sendable {
+        let port: Int
+        private let descriptor: Int32
+
+        init(head: String, rest: String, delay: Duration) throws {
+            let (descriptor, port) = try Sockets.bindLoopback()
+            guard listen(descriptor, 16) == 0 else {
+                close(descriptor)
+                throw POSIXError(.EADDRINUSE)
+            }
+            self.descriptor = descriptor
+            self.port = port
+            let (head, rest) = (Array(head.utf8), Array(rest.utf8))
+            let microseconds = useconds_t(
+                delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000
+            )
+            Thread.detachNewThread {
+                while true {
+                    let client = accept(descriptor, nil, nil)
+                    guard client >= 0 else { return }
+                    Thread.detachNewThread {
+                        usleep(microseconds)
+                        _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
+                        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                        while recv(client, &buffer, buffer.count, 0) > 0 {}
+                        _ = rest.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        close(client)
+                    }
+                }
+            }
+        }
+
+        deinit {
+            shutdown(self.descriptor, Int32(SHUT_RDWR))
+            close(self.descriptor)
+        }
+    }
+
     /// A loopback port that is free now (bound, then closed), for a server a test starts on it.
     static func freePort() throws -> Int {
         let (descriptor, port) = try Self.bindLoopback()

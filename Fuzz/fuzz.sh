@@ -39,11 +39,12 @@ options() {
     echo "${OPTIONS[@]}"
     case "$1/$2" in
     decompression/*) echo -detect_leaks=0 ;;
-    # A whole exchange (its total timeout is 2 s; ClientHarness.bound checks 10 s of wall clock). In long runs the
-    # leak check after each input is off: it took 40 % of the time, since every exchange frees some memory later on
-    # the event loops; LeakSanitizer's check at exit stays on.
-    client/run | clientHTTP2/run) echo -timeout=30 -detect_leaks=0 ;;
-    client/* | clientHTTP2/*) echo -timeout=30 ;;
+    # A whole exchange (its total timeout is 2 s; ClientHarness.bound checks 10 s of wall clock). The leak check
+    # after each input is off: a request cancelled or shut down winds down on the cooperative pool after its input
+    # has ended, and what it still holds then (a response's Data: its storage sits behind an enum case kept in the
+    # pointer's spare bits, llvm/llvm-project#56751) reads as leaked; the check took 40 % of the time besides.
+    # LeakSanitizer's check at exit stays on.
+    client/* | clientHTTP2/*) echo -timeout=30 -detect_leaks=0 ;;
     propertyList/run | xmlDocument/run | xmlParser/run) echo -detect_leaks=0 ;;
     esac
 }

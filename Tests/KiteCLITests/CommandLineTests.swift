@@ -13,16 +13,7 @@ import Testing
     }
 
     /// `.build/<config>/kite`, next to the test bundle.
-    static var executable: URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("kite")
-        }
-        #endif
-        return directory.appendingPathComponent("kite")
-    }
+    static var executable: URL { ChildProcess.executable(named: "kite") }
 
     static func kite(_ arguments: String...) async throws -> Run {
         try await Self.kite(arguments: arguments)
@@ -34,32 +25,8 @@ import Testing
 
     /// Runs `kite` with `arguments` and waits for it (blocking the calling thread: call it off the pool).
     static func run(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Both pipes are read at once: read one after the other, a process that fills the second pipe's buffer
-        // (64 KiB; an AddressSanitizer report at exit does) waits forever for a reader, and so does the test.
-        let errorData = NIOLockedValueBox(Data())
-        let errorsRead = DispatchGroup()
-        errorsRead.enter()
-        DispatchQueue.global().async {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLockedValue { $0 = data }
-            errorsRead.leave()
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        errorsRead.wait()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData.withLockedValue { $0 }, as: UTF8.self)
-        )
+        let child = try ChildProcess.run(Self.executable, arguments)
+        return Run(status: child.status, output: child.output, errors: child.errors)
     }
 
     @Test func theTourRunsOfflineAndExitsZero() async throws {

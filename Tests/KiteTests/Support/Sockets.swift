@@ -15,13 +15,7 @@ enum Sockets {
         private let descriptor: Int32
 
         init() throws {
-            let (descriptor, port) = try Sockets.bindLoopback()
-            guard listen(descriptor, 16) == 0 else {
-                close(descriptor)
-                throw POSIXError(.EADDRINUSE)
-            }
-            self.descriptor = descriptor
-            self.port = port
+            (self.descriptor, self.port) = try Sockets.listeningLoopback()
         }
 
         deinit {
@@ -46,11 +40,7 @@ enum Sockets {
         private let descriptor: Int32
 
         init(head: String, rest: String, delay: Duration) throws {
-            let (descriptor, port) = try Sockets.bindLoopback()
-            guard listen(descriptor, 16) == 0 else {
-                close(descriptor)
-                throw POSIXError(.EADDRINUSE)
-            }
+            let (descriptor, port) = try Sockets.listeningLoopback()
             self.descriptor = descriptor
             self.port = port
             let (head, rest) = (Array(head.utf8), Array(rest.utf8))
@@ -86,6 +76,16 @@ enum Sockets {
         let (descriptor, port) = try Self.bindLoopback()
         close(descriptor)
         return port
+    }
+
+    /// A socket bound to a free loopback port and listening, and the port.
+    private static func listeningLoopback() throws -> (Int32, Int) {
+        let (descriptor, port) = try Self.bindLoopback()
+        guard listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        return (descriptor, port)
     }
 
     private static func bindLoopback() throws -> (Int32, Int) {

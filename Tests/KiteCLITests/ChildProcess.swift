@@ -1,0 +1,1 @@
+../KiteTests/Support/ChildProcess.swift

@@ -174,6 +174,10 @@ def hostile_seeds():
     # The same answer on a reused connection closed before it answers (RST), and an answer before the request.
     write_seed("client", "hostile-stale", header(GET, 0, 0x02) + b"\x06" + send_steps(h1["interim"]) + b"\x06\x04")
     write_seed("client", "hostile-early", header(PUT, 0) + send_steps(h1["status-099"]) + b"\x07")
+    # Silence: none at all, and a body stalled after its first bytes (the idle-read timeout's paths).
+    write_seed("client", "hostile-silent", header(GET, RETRY) + b"\x06\x0a")
+    write_seed("client", "hostile-stall", header(DOWNLOAD, 0) + b"\x06" +
+               send_steps(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nETag: \"x\"\r\n\r\n0123456789") + b"\x0a")
 
     def headers(fields, flags=0x4, stream=1):
         body = b"".join(bytes([len(n)]) + n + bytes([len(v)]) + v for n, v in fields)

@@ -23,6 +23,7 @@
 /// | 0x07 | | drain what the client sends |
 /// | 0x08 | count | send the last bytes sent `count` × 16 times more (large bodies from a small input) |
 /// | 0x09 | length (2 bytes), bytes | send the bytes |
+/// | 0x0A | | go silent: hold the connection until the client closes it (at most 300 ms) |
 /// | 0x10 | frame type, flags, stream, length (2 bytes), payload | an HTTP/2 frame; stream 0 the connection, 1 the current stream, 2 the next, 3 an even one |
 /// | 0x11 | stream, flags, count, then count × (length, name, length, value) | a HEADERS frame whose block holds these fields as HPACK literals |
 struct ClientPlan: CustomStringConvertible, Sendable {
@@ -106,6 +107,8 @@ struct ClientPlan: CustomStringConvertible, Sendable {
                 guard !lastSent.isEmpty, sentBytes + times * lastSent.count <= Self.maximumBytes else { break }
                 sentBytes += times * lastSent.count
                 append(.send(Array([[UInt8]](repeating: lastSent, count: times).joined())))
+            case 0x0A:
+                append(.hold)
             case 0x10:
                 let frameType = reader.byte() ?? 0
                 let flags = reader.byte() ?? 0

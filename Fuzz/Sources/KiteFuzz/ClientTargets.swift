@@ -7,6 +7,10 @@ import X509
 
 @testable import KiteUnderFuzz
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The whole client: a real `Session` on the real engine (async-http-client over NIO, not `MockTransport`) makes the
 /// request an input chooses, against a loopback server that plays the input's conversation (``ScriptedServer``),
 /// over HTTP/1.1 (`client`) or over TLS with ALPN `h2` (`clientHTTP2`), as curl's `curl_fuzzer` drives curl.
@@ -149,9 +153,20 @@ final class ClientHarness: Sendable {
         )
     }
 
-    /// The process's open descriptors, by number.
+    /// The process's open descriptors, by number, without the one that lists them.
     static func descriptors() -> Set<String> {
-        Set((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [])
+        guard let folder = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(folder) }
+        let own = dirfd(folder)
+        var numbers = Set<String>()
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let number = Int32(name), number != own else { continue }
+            numbers.insert(name)
+        }
+        return numbers
     }
 
     /// What each descriptor is (`socket:[…]`, a path), for a failure's message.

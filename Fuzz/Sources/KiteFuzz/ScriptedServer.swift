@@ -28,6 +28,8 @@ struct ScriptStep: Sendable, Equatable {
         case fin
         /// Resets the connection (RST): SO_LINGER 0, then close.
         case rst
+        /// Goes silent: holds the connection, reading, until the client closes it or 300 ms have passed.
+        case hold
         /// HTTP/2: a frame of ``frameType`` with ``flags`` and ``bytes`` as its payload, on ``stream``.
         case frame
     }
@@ -45,6 +47,7 @@ struct ScriptStep: Sendable, Equatable {
     static let drain = Self(kind: .drain)
     static let fin = Self(kind: .fin)
     static let rst = Self(kind: .rst)
+    static let hold = Self(kind: .hold)
     static func frame(type: UInt8, flags: UInt8, stream: StreamReference, payload: [UInt8]) -> Self {
         Self(kind: .frame, bytes: payload, frameType: type, flags: flags, stream: stream)
     }
@@ -306,6 +309,8 @@ private final class ScriptPlayer: ChannelInboundHandler {
                 self.waiting = .pause(until: .now() + .milliseconds(Int64(step.milliseconds)))
             case .waitForRequest:
                 self.waiting = .request(deadline: .now() + .milliseconds(15))
+            case .hold:
+                self.waiting = .pause(until: .now() + .milliseconds(300))
             case .drain:
                 self.waiting = .quiet(until: .now() + .milliseconds(3), deadline: .now() + .milliseconds(20))
             case .fin:

@@ -182,8 +182,10 @@ final class ClientHarness: Sendable {
         var configuration = Session.Configuration()
         configuration.proxy = .none
         configuration.timeouts.connect = .seconds(1)
-        configuration.timeouts.idleRead = .milliseconds(200)
-        configuration.timeouts.idleWrite = .milliseconds(200)
+        // Short idle timeouts: most of an input's time is spent waiting for one (a silent or stalled server), and
+        // the pauses a script can make are at most 20 ms.
+        configuration.timeouts.idleRead = .milliseconds(60)
+        configuration.timeouts.idleWrite = .milliseconds(60)
         configuration.timeouts.total = .seconds(2)
         configuration.maximumRedirects = plan.redirects ? 3 : 0
         configuration.decompression =

@@ -28,7 +28,8 @@ struct ScriptStep: Sendable, Equatable {
         case fin
         /// Resets the connection (RST): SO_LINGER 0, then close.
         case rst
-        /// Goes silent: holds the connection, reading, until the client closes it or 300 ms have passed.
+        /// Goes silent: holds the connection, reading, until the client closes it or 100 ms have passed (the session's
+        /// idle timeouts are 60 ms).
         case hold
         /// HTTP/2: a frame of ``frameType`` with ``flags`` and ``bytes`` as its payload, on ``stream``.
         case frame
@@ -310,7 +311,7 @@ private final class ScriptPlayer: ChannelInboundHandler {
             case .waitForRequest:
                 self.waiting = .request(deadline: .now() + .milliseconds(15))
             case .hold:
-                self.waiting = .pause(until: .now() + .milliseconds(300))
+                self.waiting = .pause(until: .now() + .milliseconds(100))
             case .drain:
                 self.waiting = .quiet(until: .now() + .milliseconds(3), deadline: .now() + .milliseconds(20))
             case .fin:

@@ -11,34 +11,34 @@ import Testing
         try await READMEExamples.line9()
     }
 
-    /// README.md:91
-    @Test func README_md_91() async throws {
+    /// README.md:93
+    @Test func README_md_93() async throws {
         try await DocServer.start()
-        try await READMEExamples.line91()
+        try await READMEExamples.line93()
     }
 
-    /// README.md:138
-    @Test func README_md_138() async throws {
+    /// README.md:140
+    @Test func README_md_140() async throws {
         try await DocServer.start()
-        try await READMEExamples.line138()
+        try await READMEExamples.line140()
     }
 
-    /// README.md:249
-    @Test func README_md_249() async throws {
+    /// README.md:251
+    @Test func README_md_251() async throws {
         try await DocServer.start()
-        try await READMEExamples.line249()
+        try await READMEExamples.line251()
     }
 
-    /// README.md:286
-    @Test func README_md_286() async throws {
+    /// README.md:288
+    @Test func README_md_288() async throws {
         try await DocServer.start()
-        try await READMEExamples.line286()
+        try await READMEExamples.line288()
     }
 
-    /// README.md:418
-    @Test func README_md_418() async throws {
+    /// README.md:420
+    @Test func README_md_420() async throws {
         try await DocServer.start()
-        try await READMEExamples.line418()
+        try await READMEExamples.line420()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

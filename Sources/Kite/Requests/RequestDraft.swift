@@ -114,7 +114,14 @@ extension RequestDraft {
             path: target.path,
             headerFields: fields
         )
-        try RequestHeadCheck.check(head, summary: self.summary)
+        if let refusal = RequestHeadCheck.refusal(
+            scheme: target.scheme,
+            authority: target.authority,
+            path: target.path,
+            fields: fields
+        ) {
+            throw refusal.error(for: self.summary)
+        }
         return head
     }
 

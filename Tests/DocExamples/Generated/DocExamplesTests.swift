@@ -23,22 +23,22 @@ import Testing
         try await READMEExamples.line140()
     }
 
-    /// README.md:251
-    @Test func README_md_251() async throws {
+    /// README.md:252
+    @Test func README_md_252() async throws {
         try await DocServer.start()
-        try await READMEExamples.line251()
+        try await READMEExamples.line252()
     }
 
-    /// README.md:288
-    @Test func README_md_288() async throws {
+    /// README.md:289
+    @Test func README_md_289() async throws {
         try await DocServer.start()
-        try await READMEExamples.line288()
+        try await READMEExamples.line289()
     }
 
-    /// README.md:420
-    @Test func README_md_420() async throws {
+    /// README.md:421
+    @Test func README_md_421() async throws {
         try await DocServer.start()
-        try await READMEExamples.line420()
+        try await READMEExamples.line421()
     }
 
     /// Sources/Kite/Kite.docc/BuildingRequests.md:30

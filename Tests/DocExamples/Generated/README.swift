@@ -11,7 +11,7 @@ import FoundationNetworking
 #endif
 
 // README.md:75 is a fragment: lines of a Package.swift, not Swift to run
-// README.md:455 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
+// README.md:456 is a fragment: needs a client generated from an OpenAPI document (Client, Operations)
 fileprivate struct Login: Encodable, Sendable { let email: String; let password: String }
 
 fileprivate struct Echo: Decodable, Sendable {
@@ -98,8 +98,8 @@ enum READMEExamples {
         }
     }
 
-    /// README.md:251
-    static func line251() async throws {
+    /// README.md:252
+    static func line252() async throws {
         // Retries (idempotent methods, 408/5xx, lost connections; backoff with jitter, Retry-After, a retry budget)
         let session = Session(configuration: .default, interceptor: RetryPolicy())
 
@@ -126,8 +126,8 @@ enum READMEExamples {
             .serializingData().response
     }
 
-    /// README.md:288
-    static func line288() async throws {
+    /// README.md:289
+    static func line289() async throws {
 
         // Events on the monitor's own queue: a slow monitor never delays a request
         let monitor = ClosureEventMonitor()
@@ -147,8 +147,8 @@ enum READMEExamples {
         )
     }
 
-    /// README.md:324
-    static func line324() async throws {
+    /// README.md:325
+    static func line325() async throws {
         let pinned = URL(fileURLWithPath: "api-cert.pem"), issuerPEM = URL(fileURLWithPath: "issuer.pem")
         var configuration = Session.Configuration()
         configuration.tls.trustRoots = .systemAnd(try Certificates.load(from: URL(fileURLWithPath: "corp-ca.pem")))
@@ -165,8 +165,8 @@ enum READMEExamples {
         // root, no pinned certificate matches …). No byte of the request reaches a refused server.
     }
 
-    /// README.md:352
-    static func line352() async throws {
+    /// README.md:353
+    static func line353() async throws {
         let manager = HTTPSessionManager(baseURL: URL(string: "https://api.example.com/v1"))
         manager.requestSerializer = JSONRequestSerializer()
         manager.requestSerializer.setAuthorizationHeaderField(username: "user", password: "secret")
@@ -177,8 +177,8 @@ enum READMEExamples {
         let (task, object) = try await manager.post("users", parameters: ["name": "kite"])  // every verb is async too
     }
 
-    /// README.md:376
-    static func line376() async throws {
+    /// README.md:377
+    static func line377() async throws {
         let manager = NetworkReachabilityManager(host: "api.example.com")!
         print(manager.status)                      // reachable(ethernetOrWiFi), reachable(cellular), notReachable
         manager.startListening { status in print(status) }   // now, then each change (on a queue of its own)
@@ -192,8 +192,8 @@ enum READMEExamples {
         let session = Session(configuration: configuration)   // or per request: interceptor: WaitForConnectivity()
     }
 
-    /// README.md:396
-    static func line396() async throws {
+    /// README.md:397
+    static func line397() async throws {
         let session = Session()             // its own in-memory HTTPCookieJar; Set-Cookie stored, Cookie sent back
         var configuration = Session.Configuration()
         configuration.cookieJar = try HTTPCookieJar(persistingTo: URL(fileURLWithPath: "cookies.json"))  // or share one
@@ -204,8 +204,8 @@ enum READMEExamples {
         configuration.proxy = .socks(host: "127.0.0.1", port: 1080)      // or .none
     }
 
-    /// README.md:420
-    static func line420() async throws {
+    /// README.md:421
+    static func line421() async throws {
         var configuration = Session.Configuration()
         configuration.cache = ResponseCache(
             memoryCapacity: 10 * 1024 * 1024,
@@ -225,8 +225,8 @@ enum READMEExamples {
         _ = await session.request(url).cacheResponse(using: ResponseCacher.doNotCache).serializingData().response
     }
 
-    /// README.md:481
-    static func line481() async throws {
+    /// README.md:482
+    static func line482() async throws {
 
         let mock = MockTransport()
         mock.stub(.get, "https://api.example.com/report", times: 1, response: .status(503))   // first attempt

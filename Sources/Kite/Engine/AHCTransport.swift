@@ -344,7 +344,7 @@ final class AHCTransport: Transport {
 
     /// A handshake's verification failure with the reason read from the chain the server presents
     /// (``PresentedChain``, along the request's route), unless the session turned that off.
-    private func explainingTrustFailure(
+    func explainingTrustFailure(
         _ failure: KiteError,
         through proxied: ProxyClients.Proxied?,
         authority: String?
@@ -380,92 +380,12 @@ final class AHCTransport: Transport {
         }
     }
 
-    /// Runs `attempt` (one exchange on the client for the request's route, up to its response head), once more
-    /// when the first try failed before any of the request was written, or, for an `idempotent` request, on a
-    /// reused connection the server had closed before answering (telling `events`): on `proxied`'s client, else on
-    /// `direct`.
-    @inline(never)
-    func execute<Answer>(
-        on direct: HTTPClient,
-        through proxied: ProxyClients.Proxied?,
-        mayResend: Bool,
-        idempotent: Bool = false,
-        watch: UploadWatch?,
-        authority: String?,
-        events: (any TransportEvents)?,
-        _ attempt: (HTTPClient) async throws -> Answer
-    ) async throws(KiteError) -> Answer {
-        // The head was written by the time the answer's head arrived (or never will be): its handler took the watch.
-        defer { if let watch { self.uploadWatches.forget(watch) } }
-        var resent = false
-        while true {
-            do {
-                return try await attempt(proxied?.client ?? direct)
-            } catch {
-                // A pooled connection the server had already closed (say, after stray bytes following a
-                // response) fails the first write with "I/O on closed channel": nothing of the request
-                // reached the server, so it is sent once more on a fresh connection, as curl and Go do.
-                // So is a request whose HTTP/2 stream the server refused (REFUSED_STREAM, or above the last
-                // stream of its GOAWAY, which nginx sends after 1,000 requests on a connection): the server
-                // did not process it. So is an idempotent request (or one with an `Idempotency-Key`) that went out on a
-                // reused connection the server closed before a byte of its answer came (``StaleConnectionWatch``:
-                // a keep-alive timeout met the request on its way). Any other request whose bytes may have been
-                // written is never sent again here.
-                let unsent = Self.failedBeforeWriting(error) && watch?.wasPulled != true
-                let stale = error is StaleConnectionWatch.ClosedBeforeAnswer
-                if !resent, mayResend, unsent || Self.wasRefused(error) || (stale && idempotent) {
-                    resent = true
-                    events?.transportWillResend(
-                        after: self.failure(from: error, through: proxied, authority: authority)
-                    )
-                    continue
-                }
-                let failure = self.failure(from: error, through: proxied, authority: authority)
-                if failure.code == .serverTrustEvaluationFailed, Self.isVerificationFailure(error) {
-                    throw await self.explainingTrustFailure(failure, through: proxied, authority: authority)
-                }
-                if stale, !resent {
-                    let reason =
-                        !idempotent
-                        ? "its method is not idempotent (an Idempotency-Key field allows sending it again)"
-                        : "its body cannot be made again"
-                    throw KiteError(
-                        code: failure.code,
-                        message: "\(failure.message); it was not sent again: \(reason)",
-                        underlyingError: error
-                    )
-                }
-                throw failure
-            }
-        }
-    }
-
     /// The engine's `error` as Kite reports it, naming the proxy when there is one.
     @inline(never)
     func failure(from error: any Error, through proxied: ProxyClients.Proxied?, authority: String?) -> KiteError {
         let failure = self.kiteError(from: error, authority: authority)
         guard let proxied else { return failure }
         return ProxyClients.failure(failure, engineError: error, through: proxied, target: authority ?? "")
-    }
-
-    /// Whether a request may be sent twice: its method is idempotent (RFC 9110 §9.2.2), or it carries an
-    /// `Idempotency-Key` (or `X-Idempotency-Key`) field, which says the server takes it once however often it comes
-    /// (as Go's `net/http` reads them).
-    static func isIdempotent(_ head: HTTPRequest) -> Bool {
-        switch head.method {
-        case .get, .head, .options, .trace, .put, .delete:
-            return true
-        default:
-            return head.headerFields.contains { field in
-                let name = field.name.canonicalName
-                return name == "idempotency-key" || name == "x-idempotency-key"
-            }
-        }
-    }
-
-    /// Whether `error` says the request failed at its first write on a connection that was already closed.
-    private static func failedBeforeWriting(_ error: any Error) -> Bool {
-        (error as? ChannelError) == .ioOnClosedChannel
     }
 
     /// The engine's header fields. swift-http-types keeps `Cookie` as one field per cookie (HTTP/2's crumbs,
@@ -562,50 +482,5 @@ private final class BodyReader {
         } catch {
             throw self.transport.failure(from: error, through: self.proxied, authority: self.authority)
         }
-    }
-}
-
-/// Hands a streamed request body to the engine without letting it queue more than
-/// ``aheadLimit`` bytes in front of its event loops.
-///
-/// AHC writes each chunk from the task that pulls the body (an `EventLoop.execute` per chunk) and
-/// stops pulling only after its channel handler, on the event loop, has seen the channel turn
-/// unwritable. While that event loop is busy the task keeps queueing: a 1 GiB file upload read from
-/// the page cache peaked at 40 to 50 MiB of queued chunks. Every ``aheadLimit`` bytes this waits
-/// until each loop of the engine's group has run what was queued before, so at most that many bytes
-/// (plus the channel's own write buffer, which AHC does respect) wait in memory.
-final class PacedBody {
-    static let aheadLimit = 256 * 1024
-
-    private var iterator: ByteChunks.AsyncIterator
-    private let eventLoops: any EventLoopGroup
-    private var bytesSinceBarrier = 0
-    /// Told when the engine asks for the first chunk; says when the server answered before the body was sent.
-    private let watch: UploadWatch?
-    private var markedPulled = false
-
-    init(_ iterator: ByteChunks.AsyncIterator, eventLoops: any EventLoopGroup, watch: UploadWatch? = nil) {
-        self.iterator = iterator
-        self.eventLoops = eventLoops
-        self.watch = watch
-    }
-
-    func next() async throws -> ByteBuffer? {
-        if !self.markedPulled {
-            self.markedPulled = true
-            self.watch?.markPulled()
-        }
-        if self.bytesSinceBarrier >= Self.aheadLimit {
-            self.bytesSinceBarrier = 0
-            // The engine's writes were queued with `execute` before this; loops run tasks in order.
-            for loop in self.eventLoops.makeIterator() {
-                try await loop.submit {}.get()
-            }
-        }
-        let chunk = try await self.iterator.next()
-        // No chunk after an answer of 300 or more: the engine would wait forever to write it (``UploadWatch``).
-        if chunk != nil, let watch = self.watch, await watch.answeredEarly() { throw UploadWatch.AnsweredEarly() }
-        self.bytesSinceBarrier += chunk?.readableBytes ?? 0
-        return chunk
     }
 }
